@@ -1,0 +1,145 @@
+// The exact oracle: LayerNorm and RMSNorm, forward and backward, computed from
+// exact rational statistics with one irrational step (r = 1/sqrt(q)), then
+// rounded once, directly into the target format (round-to-nearest-even).
+//
+// Inputs are doubles; every fp64/fp32/bf16/fp16 value is one, so the oracle
+// needs no low-precision types: the target format is data (FloatFormat).
+//
+// Math (DESIGN.md section 1). Row x in R^d, gain g (gamma), bias b (beta), eps:
+//   LayerNorm: mu = sum(x)/d, s2 = sum((x-mu)^2)/d, q = s2 + eps, r = q^(-1/2),
+//              xhat = (x-mu) r, y = gamma xhat + beta.
+//   RMSNorm:   s2 = sum(x^2)/d, q = s2 + eps, xhat = x r, y = gamma xhat.
+//   Backward:  g = dy gamma, a = mean(g) (0 for RMSNorm), b = mean(g xhat),
+//              dx = r (g - a - xhat b); dgamma_j = sum_rows dy xhat; dbeta_j = sum_rows dy.
+//
+// Special values (IEEE semantics applied to the exact formula):
+//   * A NaN or +-inf anywhere in a row of x makes every output of that row NaN:
+//     y, mean, rstd, dx (the exact sum is undefined or infinite, and inf - inf
+//     or inf/inf follows). dgamma_j/dbeta_j then include a NaN term: NaN.
+//   * eps NaN: q is NaN, so y, rstd, dx are NaN for every row; mean is still mu.
+//   * q < 0 (possible only with eps < 0): sqrt of a negative number is NaN, so
+//     rstd, y, dx are NaN; mean is mu.
+//   * q = 0 (eps <= 0 and s2 = -eps): r = +inf. xhat_i = (x_i - mu) * inf is
+//     +-inf where x_i != mu and NaN (0 * inf) where x_i == mu; y_i = gamma_i *
+//     xhat_i + beta_i in IEEE arithmetic; rstd = +inf; dx is NaN (inf - inf).
+//   * Non-finite gamma_i or beta_i on a finite row: y_i = gamma_i * xhat_i +
+//     beta_i evaluated in IEEE arithmetic on the signs (gamma_i = inf with
+//     xhat_i = 0 is NaN; beta_i = +-inf gives +-inf unless the product is the
+//     opposite infinity). Non-finite dy or gamma in a backward row: dx of that
+//     row is NaN (it enters a and b); dgamma/dbeta follow IEEE sums.
+//   * Finite results beyond the format's range round to +-inf per IEEE RNE
+//     (|v| >= (2 - 2^-p) 2^emax); tiny results round into subnormals or +-0.
+//     The sign of an exact zero is +0, except y_i = beta_i = -0 with gamma_i
+//     xhat_i = 0 exactly, which is -0 + (+0) = +0 in IEEE as well.
+//
+// Termination of the Ziv loop: each output is v = A + P * r with A, P exact
+// rationals (A = beta_i for y, 0 for dx). If P = 0 or q is the square of a
+// rational, v is rational and is rounded exactly (ties included). Otherwise
+// r is irrational, so v is irrational and can be neither a float nor a
+// midpoint: for some precision the enclosure of v excludes every rounding
+// boundary, and the loop ends. dgamma sums several rows' irrationals: terms
+// with equal q are grouped; if one group is left the single-r argument
+// applies; otherwise (sums of distinct square roots) the loop is capped at
+// OracleOptions::max_bits and the value is reported kUndecided, never guessed.
+#ifndef LNV_ORACLE_ORACLE_H_
+#define LNV_ORACLE_ORACLE_H_
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+namespace lnv {
+
+// A binary floating-point format: precision p (with the hidden bit), and the
+// exponent range of normal numbers [emin, emax]; subnormals go down to
+// 2^(emin - p + 1).
+struct FloatFormat {
+  int precision;
+  int emin;
+  int emax;
+};
+inline constexpr FloatFormat kBinary64{53, -1022, 1023};
+inline constexpr FloatFormat kBinary32{24, -126, 127};
+inline constexpr FloatFormat kBinary16{11, -14, 15};
+inline constexpr FloatFormat kBfloat16{8, -126, 127};
+
+// Rounds a double to the format, IEEE round-to-nearest-even, once (exact for
+// any double input). Overflow gives +-inf, NaN stays NaN.
+double RoundToFormat(double v, FloatFormat f);
+// The gap between v and the next larger-magnitude value of the format, with
+// the subnormal floor: ulp(v) = 2^(max(floor(log2|v|), emin) - p + 1).
+double UlpOf(double v, FloatFormat f);
+
+enum class OracleNorm { kLayerNorm, kRmsNorm };
+enum class OracleBackend {
+  kBoost,  // cpp_int exact integers; r enclosed by an exact integer square root
+  kMpfr,   // GMP integers (Boost's gmp backend); r enclosed by MPFR with directed rounding
+};
+
+struct OracleProblem {
+  OracleNorm norm = OracleNorm::kLayerNorm;
+  std::int64_t rows = 0, d = 0;
+  std::span<const double> x;      // rows * d
+  std::span<const double> gamma;  // d, or empty: all ones
+  std::span<const double> beta;   // d, or empty: all zeros (ignored for RMSNorm)
+  std::span<const double> dy;     // rows * d; needed by Backward only
+  double eps = 0.0;               // the value the kernel uses (a float, as a double)
+  FloatFormat out_format = kBinary32;    // y and dx: the x dtype
+  FloatFormat param_format = kBinary32;  // dgamma, dbeta: the param dtype
+  FloatFormat stat_format = kBinary32;   // mean, rstd: the ABI writes float
+};
+
+struct OracleOptions {
+  OracleBackend backend = OracleBackend::kBoost;
+  // Largest working precision of the Ziv loop, in bits; reaching it gives kUndecided.
+  int max_bits = 1 << 14;
+  // Decide most elements in double arithmetic with a rigorous error bound
+  // first; elements it cannot decide go to the exact path. Off in the tests
+  // that compare backends, so that they compare the exact paths.
+  bool fast_path = true;
+};
+
+enum class ValueStatus : std::uint8_t { kDecided, kUndecided };
+
+// One output element.
+struct ExactValue {
+  double rounded = 0.0;  // correctly rounded into the output format
+  // The exact value, hi + lo, known to at least 2p bits of the output format
+  // (relative); hi alone when that suffices. Non-finite results: hi = rounded.
+  double hi = 0.0, lo = 0.0;
+  ValueStatus status = ValueStatus::kDecided;
+};
+
+// Per-row exact statistics, as correctly rounded doubles (for bounds and reports).
+struct RowStats {
+  bool finite = true;     // no NaN/inf in the row of x
+  double mean = 0.0;      // mu (0 for RMSNorm)
+  double var = 0.0;       // s2: biased variance (LayerNorm) or mean square (RMSNorm)
+  double rstd = 0.0;      // r = (s2 + eps)^(-1/2)
+  double mean_abs = 0.0;  // sum|x| / d
+};
+
+struct OracleForwardResult {
+  std::vector<ExactValue> y;     // rows * d, in out_format
+  std::vector<ExactValue> mean;  // rows (LayerNorm only), in stat_format
+  std::vector<ExactValue> rstd;  // rows, in stat_format
+  std::vector<RowStats> stats;   // rows
+  std::vector<double> xhat;      // rows * d: xhat correctly rounded to double
+  std::int64_t undecided = 0;    // count of kUndecided elements
+  std::int64_t slow_path = 0;    // elements the fast path could not decide
+};
+
+struct OracleBackwardResult {
+  std::vector<ExactValue> dx;      // rows * d, in out_format
+  std::vector<ExactValue> dgamma;  // d, in param_format
+  std::vector<ExactValue> dbeta;   // d, in param_format (LayerNorm only)
+  std::int64_t undecided = 0;
+  std::int64_t slow_path = 0;
+};
+
+OracleForwardResult OracleForward(const OracleProblem& p, const OracleOptions& o = {});
+OracleBackwardResult OracleBackward(const OracleProblem& p, const OracleOptions& o = {});
+
+}  // namespace lnv
+
+#endif  // LNV_ORACLE_ORACLE_H_

@@ -1,0 +1,645 @@
+// The exact oracle (see oracle.h for the contract and the termination
+// argument). Per row: exact integer sums, exact rational mean and variance,
+// one enclosure of r = 1/sqrt(q) refined on demand (Ziv), and every output
+// written as A + P*r with A, P exact rationals.
+#include "oracle/oracle.h"
+
+#include <algorithm>
+#include <deque>
+#include <cmath>
+#include <limits>
+#include <stdexcept>
+#include <string>
+
+#include "oracle/backends.h"
+#include "oracle/fast_path.h"
+#include "oracle/rat.h"
+
+namespace lnv {
+namespace {
+
+using oracle_internal::AddEd;
+using oracle_internal::Ed;
+using oracle_internal::ExactEd;
+using oracle_internal::kTiny;
+using oracle_internal::kU;
+using oracle_internal::MulEd;
+using oracle_internal::NegEd;
+
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+ExactValue Special(double v) { return ExactValue{v, v, 0.0, ValueStatus::kDecided}; }
+
+// Working precision of the first Ziv step: 2p bits for the exact value plus
+// guard bits so that most elements decide at once.
+int StartBits(FloatFormat f) { return 2 * f.precision + 40; }
+
+enum class QKind { kPositive, kZero, kNegative, kNaN, kPosInf };
+
+template <class Int>
+Int FromUint128(unsigned __int128 v) {
+  return (Int(static_cast<std::uint64_t>(v >> 64)) << 64) + Int(static_cast<std::uint64_t>(v));
+}
+
+template <class Int>
+Int FromInt128(__int128 v) {
+  if (v >= 0) return FromUint128<Int>(static_cast<unsigned __int128>(v));
+  return Int(-FromUint128<Int>(static_cast<unsigned __int128>(-(v + 1)) + 1));
+}
+
+template <class B>
+class Row {
+ public:
+  using Int = typename B::Int;
+  using R = oracle_internal::Rat<Int>;
+
+  Row(const OracleProblem& p, std::int64_t row) : d_(p.d), layer_(p.norm == OracleNorm::kLayerNorm) {
+    const double* x = p.x.data() + row * p.d;
+    for (std::int64_t i = 0; i < d_; ++i) {
+      if (!std::isfinite(x[i])) finite_ = false;
+    }
+    x_ = x;
+    if (!finite_) return;
+    // x_i = X_i * 2^lo with integer X_i: every double is an odd integer times
+    // a power of two, so lo is the smallest such power in the row.
+    struct Part {
+      std::uint64_t mant;  // odd, or 0
+      std::int64_t exp;
+      bool negative;
+    };
+    std::vector<Part> parts(d_);
+    lo_ = std::numeric_limits<std::int64_t>::max();
+    std::int64_t top = std::numeric_limits<std::int64_t>::min();
+    for (std::int64_t i = 0; i < d_; ++i) {
+      Part& pt = parts[i];
+      pt = Part{0, 0, x[i] < 0};
+      if (x[i] == 0.0) continue;
+      int e = 0;
+      auto mant = static_cast<std::uint64_t>(std::ldexp(std::frexp(std::fabs(x[i]), &e), 53));
+      const int tz = __builtin_ctzll(mant);
+      pt.mant = mant >> tz;
+      pt.exp = static_cast<std::int64_t>(e) - 53 + tz;
+      lo_ = std::min(lo_, pt.exp);
+      top = std::max(top, pt.exp + 64 - __builtin_clzll(pt.mant));
+    }
+    if (lo_ == std::numeric_limits<std::int64_t>::max()) lo_ = top = 0;
+    Int s1(0), s2(0), a1(0);
+    narrow_ = top - lo_ <= 62;
+    if (narrow_) {
+      // Every |X_i| < 2^62: exact sums in 128-bit machine integers (X_i^2 <
+      // 2^124, so the sum of squares carries into a third word).
+      Xn_.resize(d_);
+      __int128 sum = 0;
+      unsigned __int128 abs_sum = 0, sq_lo = 0;
+      std::uint64_t sq_hi = 0;
+      for (std::int64_t i = 0; i < d_; ++i) {
+        const auto mag = static_cast<std::int64_t>(parts[i].mant << (parts[i].exp - lo_));
+        const std::int64_t v = parts[i].negative ? -mag : mag;
+        Xn_[i] = v;
+        sum += v;
+        abs_sum += static_cast<unsigned __int128>(mag);
+        const unsigned __int128 sq = static_cast<unsigned __int128>(mag) * static_cast<unsigned __int128>(mag);
+        sq_lo += sq;
+        if (sq_lo < sq) ++sq_hi;
+      }
+      s1 = FromInt128<Int>(sum);
+      a1 = FromUint128<Int>(abs_sum);
+      s2 = (Int(sq_hi) << 128) + FromUint128<Int>(sq_lo);
+    } else {
+      X_.resize(d_);
+      for (std::int64_t i = 0; i < d_; ++i) {
+        if (parts[i].mant == 0) continue;
+        X_[i] = oracle_internal::ShiftLeft(Int(parts[i].mant), parts[i].exp - lo_);
+        if (parts[i].negative) X_[i] = -X_[i];
+        s1 += X_[i];
+        s2 += X_[i] * X_[i];
+        a1 += abs(X_[i]);
+      }
+    }
+    S1_ = s1;
+    const Int dd(static_cast<std::uint64_t>(d_));
+    if (layer_) {
+      mu_ = R{s1, dd, lo_};
+      Int v = dd * s2 - s1 * s1;  // d^2 sigma^2 2^(-2lo) >= 0
+      var_ = R{v, dd * dd, 2 * lo_};
+      dn_ = dd;
+    } else {
+      var_ = R{s2, dd, 2 * lo_};
+      dn_ = Int(1);
+    }
+    mean_abs_ = oracle_internal::ToDouble(R{a1, dd, lo_});
+    ClassifyQ(p.eps);
+  }
+
+  bool finite() const { return finite_; }
+  QKind q_kind() const { return q_kind_; }
+  const R& mu() const { return mu_; }
+  const R& var() const { return var_; }
+  const R& q() const { return q_; }
+  double mean_abs() const { return mean_abs_; }
+  const double* x() const { return x_; }
+  const Int& dn() const { return dn_; }
+  std::int64_t lo() const { return lo_; }
+
+  // n_i = x_i - mu (LayerNorm) or x_i (RMSNorm), exactly: N_i / dn * 2^lo.
+  R N(std::int64_t i) const {
+    Int xi = narrow_ ? oracle_internal::FromInt64<Int>(Xn_[i]) : X_[i];
+    if (!layer_) return R{xi, Int(1), lo_};
+    Int n = Int(static_cast<std::uint64_t>(d_)) * xi - S1_;
+    if (n.is_zero()) return R{};
+    return R{n, dn_, lo_};
+  }
+
+  bool r_exact() const { return r_exact_; }
+  const R& r_exact_value() const { return r_exact_value_; }
+
+  // The enclosure of r at Ziv level k (start_bits * 2^k bits), cached.
+  const oracle_internal::Enclosure<Int>& Level(int k, int start_bits) {
+    const int bits = start_bits << k;
+    for (const auto& [b, e] : levels_) {
+      if (b == bits) return e;
+    }
+    levels_.emplace_back(bits, B::RecipSqrt(qp_, bits));
+    return levels_.back().second;
+  }
+
+  // Fast-path operands: mu as a double-double and r with its error.
+  bool PrepareFast() {
+    if (fast_ready_) return fast_ok_;
+    fast_ready_ = true;
+    if (q_kind_ != QKind::kPositive) return fast_ok_ = false;
+    if (layer_) {
+      auto [h, l] = oracle_internal::ToDoubleDouble(mu_);
+      mu_h_ = h;
+      mu_l_ = l;
+    }
+    double r_d;
+    if (r_exact_) {
+      r_d = oracle_internal::ToDouble(r_exact_value_);
+      const double back = r_d;  // |r - r_d| <= ulp(r_d)/2 <= u r_d
+      r_e_ = Ed{back, kU * std::fabs(r_d) + kTiny};
+    } else {
+      const auto& e = Level(0, 64);
+      r_d = oracle_internal::ToDouble(e.lo);
+      const double r_h = oracle_internal::ToDouble(e.hi);
+      // r in [lo, hi] and r_d = round(lo): |r - r_d| <= (hi - lo) + ulp(lo)/2.
+      r_e_ = Ed{r_d, std::fabs(r_h - r_d) + 2 * kU * std::fabs(r_d) + kTiny};
+    }
+    fast_ok_ = std::isfinite(mu_h_) && std::isfinite(r_d) && r_d > 0x1p-900 && r_d < 0x1p900;
+    return fast_ok_;
+  }
+  const Ed& r_ed() const { return r_e_; }
+
+  // n_i in binary64 with its error bound.
+  Ed NFast(std::int64_t i) const {
+    if (!layer_) return ExactEd(x_[i]);
+    double s, t;
+    oracle_internal::TwoSum(x_[i], -mu_h_, &s, &t);
+    if (!std::isfinite(s)) return Ed{s, HUGE_VAL};
+    const double c = t - mu_l_;
+    // mu = mu_h + mu_l + delta with |delta| <= u |mu_l| (+ kTiny), mu_l = round(mu - mu_h).
+    return AddEd(ExactEd(s), Ed{c, kU * std::fabs(c) + kU * std::fabs(mu_l_) + 2 * kTiny});
+  }
+
+ private:
+  void ClassifyQ(double eps) {
+    if (std::isnan(eps)) {
+      q_kind_ = QKind::kNaN;
+      return;
+    }
+    if (std::isinf(eps)) {
+      q_kind_ = eps > 0 ? QKind::kPosInf : QKind::kNegative;
+      return;
+    }
+    q_ = oracle_internal::Add(var_, oracle_internal::FromDouble<Int>(eps));
+    const int s = q_.num.sign();
+    if (s < 0) {
+      q_kind_ = QKind::kNegative;
+      return;
+    }
+    if (s == 0) {
+      q_kind_ = QKind::kZero;
+      return;
+    }
+    q_kind_ = QKind::kPositive;
+    qp_.num = q_.num;
+    qp_.den = q_.den;
+    qp_.exp = q_.exp;
+    if (qp_.exp % 2 != 0) {
+      qp_.num <<= 1;
+      qp_.exp -= 1;
+    }
+    r_exact_ = oracle_internal::ExactRecipSqrt(qp_, &r_exact_value_);
+  }
+
+  std::int64_t d_;
+  bool layer_;
+  bool finite_ = true;
+  const double* x_ = nullptr;
+  std::int64_t lo_ = 0;
+  bool narrow_ = false;
+  std::vector<std::int64_t> Xn_;  // X_i when the row spans <= 62 bits
+  std::vector<Int> X_;            // X_i otherwise
+  Int S1_{0};
+  Int dn_{1};
+  R mu_, var_, q_;
+  double mean_abs_ = 0.0;
+  QKind q_kind_ = QKind::kNaN;
+  oracle_internal::PositiveRat<Int> qp_{};
+  bool r_exact_ = false;
+  R r_exact_value_;
+  std::deque<std::pair<int, oracle_internal::Enclosure<Int>>> levels_;  // by bits
+  bool fast_ready_ = false, fast_ok_ = false;
+  double mu_h_ = 0.0, mu_l_ = 0.0;
+  Ed r_e_{0.0, 0.0};
+};
+
+// Decides a value from an enclosure [a, b] of it, or reports that it cannot.
+template <class Int>
+bool DecideEnclosure(const oracle_internal::Rat<Int>& a, const oracle_internal::Rat<Int>& b,
+                     FloatFormat f, ExactValue* out) {
+  const auto ra = oracle_internal::RoundRat(a, f);
+  const auto rb = oracle_internal::RoundRat(b, f);
+  if (ra.value != rb.value || std::signbit(ra.value) != std::signbit(rb.value)) return false;
+  // The exact value must be known to 2p bits: binary64 suffices for p <= 26,
+  // a double-double for binary64 outputs.
+  const auto da = oracle_internal::ToDoubleDouble(a);
+  const auto db = oracle_internal::ToDoubleDouble(b);
+  if (da.first != db.first) return false;
+  if (f.precision > 26 && da.second != db.second) return false;
+  *out = ExactValue{ra.value, da.first, f.precision > 26 ? da.second : 0.0, ValueStatus::kDecided};
+  return true;
+}
+
+template <class Int>
+ExactValue FromRational(const oracle_internal::Rat<Int>& v, FloatFormat f) {
+  const auto dd = oracle_internal::ToDoubleDouble(v);
+  return ExactValue{oracle_internal::RoundRat(v, f).value, dd.first, dd.second, ValueStatus::kDecided};
+}
+
+// v = A + P * r for the row's r, rounded into f. Exact when P = 0 or r is
+// rational; otherwise the Ziv loop on the cached enclosures of r.
+template <class B>
+ExactValue EvalAffine(Row<B>& row, const typename Row<B>::R& A, const typename Row<B>::R& P,
+                      FloatFormat f, const OracleOptions& o, std::int64_t* undecided) {
+  using oracle_internal::Add;
+  using oracle_internal::Mul;
+  if (P.num.is_zero()) return FromRational(A, f);
+  if (row.r_exact()) return FromRational(Add(A, Mul(P, row.r_exact_value())), f);
+  const int start = StartBits(f);
+  const bool negative = P.num.sign() < 0;
+  ExactValue out;
+  typename Row<B>::R last;
+  for (int k = 0; (start << k) <= o.max_bits; ++k) {
+    const auto& e = row.Level(k, start);
+    auto a = Add(A, Mul(P, negative ? e.hi : e.lo));
+    auto b = Add(A, Mul(P, negative ? e.lo : e.hi));
+    if (DecideEnclosure(a, b, f, &out)) return out;
+    last = a;
+  }
+  ++*undecided;
+  ExactValue u = FromRational(last, f);
+  u.status = ValueStatus::kUndecided;
+  return u;
+}
+
+template <class Int>
+oracle_internal::Rat<Int> Param(std::span<const double> v, std::int64_t i, double absent) {
+  return oracle_internal::FromDouble<Int>(v.empty() ? absent : v[i]);
+}
+
+double ParamD(std::span<const double> v, std::int64_t i, double absent) {
+  return v.empty() ? absent : v[i];
+}
+
+void Validate(const OracleProblem& p, bool backward) {
+  auto fail = [](const std::string& why) { throw std::invalid_argument("oracle: " + why); };
+  if (p.d < 1) fail("d must be >= 1");
+  if (p.rows < 1) fail("rows must be >= 1");
+  if (static_cast<std::int64_t>(p.x.size()) != p.rows * p.d) fail("x must hold rows*d values");
+  if (!p.gamma.empty() && static_cast<std::int64_t>(p.gamma.size()) != p.d) fail("gamma must hold d values");
+  if (!p.beta.empty() && static_cast<std::int64_t>(p.beta.size()) != p.d) fail("beta must hold d values");
+  if (backward && static_cast<std::int64_t>(p.dy.size()) != p.rows * p.d) fail("dy must hold rows*d values");
+}
+
+template <class B>
+OracleForwardResult Forward(const OracleProblem& p, const OracleOptions& o) {
+  using Int = typename B::Int;
+  using R = oracle_internal::Rat<Int>;
+  Validate(p, false);
+  const bool layer = p.norm == OracleNorm::kLayerNorm;
+  const std::span<const double> beta = layer ? p.beta : std::span<const double>{};
+  OracleForwardResult res;
+  res.y.resize(p.rows * p.d);
+  res.xhat.resize(p.rows * p.d);
+  res.stats.resize(p.rows);
+  res.rstd.resize(p.rows);
+  if (layer) res.mean.resize(p.rows);
+  const bool try_fast = o.fast_path && p.out_format.precision <= 26;
+  for (std::int64_t row_i = 0; row_i < p.rows; ++row_i) {
+    Row<B> row(p, row_i);
+    RowStats& st = res.stats[row_i];
+    ExactValue* y = res.y.data() + row_i * p.d;
+    double* xhat = res.xhat.data() + row_i * p.d;
+    st.finite = row.finite();
+    if (!row.finite()) {
+      st = RowStats{false, kNaN, kNaN, kNaN, kNaN};
+      if (layer) res.mean[row_i] = Special(kNaN);
+      res.rstd[row_i] = Special(kNaN);
+      for (std::int64_t i = 0; i < p.d; ++i) y[i] = Special(kNaN), xhat[i] = kNaN;
+      continue;
+    }
+    st.mean = layer ? oracle_internal::ToDouble(row.mu()) : 0.0;
+    st.var = oracle_internal::ToDouble(row.var());
+    st.mean_abs = row.mean_abs();
+    if (layer) res.mean[row_i] = FromRational(row.mu(), p.stat_format);
+    if (row.q_kind() != QKind::kPositive) {
+      // r is NaN (q < 0 or NaN), +inf (q = 0) or 0 (q = +inf): IEEE on the formula.
+      const double r = row.q_kind() == QKind::kZero ? HUGE_VAL : row.q_kind() == QKind::kPosInf ? 0.0 : kNaN;
+      st.rstd = r;
+      res.rstd[row_i] = Special(r);
+      for (std::int64_t i = 0; i < p.d; ++i) {
+        const int sign = row.N(i).num.sign();
+        const double xh = std::isnan(r) ? kNaN : (std::isinf(r) ? (sign == 0 ? kNaN : sign * HUGE_VAL) : 0.0);
+        xhat[i] = xh;
+        const double v = ParamD(p.gamma, i, 1.0) * xh + ParamD(beta, i, 0.0);
+        y[i] = Special(RoundToFormat(v, p.out_format));
+      }
+      continue;
+    }
+    res.rstd[row_i] = EvalAffine<B>(row, R{}, R{Int(1), Int(1), 0}, p.stat_format, o, &res.undecided);
+    st.rstd = res.rstd[row_i].hi;
+    const bool fast = try_fast && row.PrepareFast();
+    for (std::int64_t i = 0; i < p.d; ++i) {
+      const double g = ParamD(p.gamma, i, 1.0);
+      const double b = ParamD(beta, i, 0.0);
+      Ed n_fast{0.0, 0.0};
+      if (fast || !std::isfinite(g) || !std::isfinite(b)) n_fast = row.NFast(i);
+      if (!std::isfinite(g) || !std::isfinite(b)) {
+        const int sign = row.N(i).num.sign();
+        const double prod = std::isfinite(g) ? 0.0 : g * static_cast<double>(sign);
+        y[i] = Special(RoundToFormat(prod + b, p.out_format));
+        xhat[i] = row.PrepareFast() ? n_fast.v * row.r_ed().v : kNaN;
+        continue;
+      }
+      if (fast) {
+        const Ed xh = MulEd(n_fast, row.r_ed());
+        xhat[i] = xh.v;
+        const Ed yv = AddEd(ExactEd(b), MulEd(ExactEd(g), xh));
+        if (oracle_internal::DecideFast(yv, p.out_format, &y[i])) continue;
+      }
+      ++res.slow_path;
+      const R P = oracle_internal::Mul(Param<Int>(p.gamma, i, 1.0), row.N(i));
+      y[i] = EvalAffine<B>(row, Param<Int>(beta, i, 0.0), P, p.out_format, o, &res.undecided);
+      if (!fast) {
+        ExactValue xv = EvalAffine<B>(row, R{}, row.N(i), kBinary32, o, &res.undecided);
+        xhat[i] = xv.hi;
+      }
+    }
+  }
+  return res;
+}
+
+// IEEE sum of terms where at least one is not finite.
+double NonFiniteSum(bool any_nan, bool pos_inf, bool neg_inf) {
+  if (any_nan || (pos_inf && neg_inf)) return kNaN;
+  return pos_inf ? HUGE_VAL : -HUGE_VAL;
+}
+
+template <class B>
+OracleBackwardResult Backward(const OracleProblem& p, const OracleOptions& o) {
+  using Int = typename B::Int;
+  using R = oracle_internal::Rat<Int>;
+  using oracle_internal::Add;
+  using oracle_internal::Mul;
+  using oracle_internal::Sub;
+  Validate(p, true);
+  const bool layer = p.norm == OracleNorm::kLayerNorm;
+  OracleBackwardResult res;
+  res.dx.resize(p.rows * p.d);
+  const bool try_fast = o.fast_path && p.out_format.precision <= 26;
+  const Int dd(static_cast<std::uint64_t>(p.d));
+
+  std::vector<Row<B>> rows;
+  rows.reserve(p.rows);
+  for (std::int64_t row_i = 0; row_i < p.rows; ++row_i) {
+    rows.emplace_back(p, row_i);
+    Row<B>& row = rows.back();
+    ExactValue* dx = res.dx.data() + row_i * p.d;
+    const double* dy = p.dy.data() + row_i * p.d;
+    bool g_finite = true;
+    for (std::int64_t i = 0; i < p.d; ++i) {
+      if (!std::isfinite(dy[i] * ParamD(p.gamma, i, 1.0))) g_finite = false;
+    }
+    if (!row.finite() || !g_finite || row.q_kind() == QKind::kNaN || row.q_kind() == QKind::kNegative ||
+        row.q_kind() == QKind::kZero) {
+      for (std::int64_t i = 0; i < p.d; ++i) dx[i] = Special(kNaN);
+      continue;
+    }
+    if (row.q_kind() == QKind::kPosInf) {  // r = 0: dx = 0 * (finite) = +0
+      for (std::int64_t i = 0; i < p.d; ++i) dx[i] = Special(0.0);
+      continue;
+    }
+    // g_i = dy_i gamma_i; a = mean(g); T = sum g_i n_i; dx_i = r (g_i - a - n_i T/(d q)).
+    std::vector<R> g(p.d);
+    R sum_g, t;
+    for (std::int64_t i = 0; i < p.d; ++i) {
+      g[i] = Mul(oracle_internal::FromDouble<Int>(dy[i]), Param<Int>(p.gamma, i, 1.0));
+      sum_g = Add(sum_g, g[i]);
+      t = Add(t, Mul(g[i], row.N(i)));
+    }
+    R a = layer ? R{sum_g.num, Int(sum_g.den * dd), sum_g.exp} : R{};
+    if (a.num.is_zero()) a = R{};
+    R b_over_q = oracle_internal::Div(R{t.num, Int(t.den * dd), t.exp}, row.q());
+    const bool fast = try_fast && row.PrepareFast();
+    Ed a_e{0.0, 0.0}, bq_e{0.0, 0.0};
+    double a_l = 0.0;
+    if (fast) {
+      auto [ah, al] = oracle_internal::ToDoubleDouble(a);
+      a_e = Ed{-ah, 0.0};
+      a_l = al;
+      const double bq = oracle_internal::ToDouble(b_over_q);
+      bq_e = Ed{bq, kU * std::fabs(bq) + kTiny};
+    }
+    for (std::int64_t i = 0; i < p.d; ++i) {
+      if (fast) {
+        const double gam = ParamD(p.gamma, i, 1.0);
+        const double gh = dy[i] * gam;
+        const double gl = std::fma(dy[i], gam, -gh);  // exact unless underflow
+        const Ed c1 = AddEd(ExactEd(gh), a_e);
+        const double lsum = gl - a_l;
+        // |a - ah - al| <= u|al| + kTiny; fma residual error <= kTiny.
+        const Ed c2 = AddEd(c1, Ed{lsum, kU * std::fabs(lsum) + kU * std::fabs(a_l) + 3 * kTiny});
+        const Ed c = AddEd(c2, NegEd(MulEd(row.NFast(i), bq_e)));
+        if (oracle_internal::DecideFast(MulEd(c, row.r_ed()), p.out_format, &dx[i])) continue;
+      }
+      ++res.slow_path;
+      const R c = Sub(Sub(g[i], a), Mul(row.N(i), b_over_q));
+      dx[i] = EvalAffine<B>(row, R{}, c, p.out_format, o, &res.undecided);
+    }
+  }
+
+  // dbeta_j = sum_rows dy (exact); dgamma_j = sum_rows dy n r, grouped by equal q.
+  const bool try_fast_param = o.fast_path && p.param_format.precision <= 26;
+  std::vector<int> group(p.rows, -1);
+  std::vector<std::int64_t> leaders;
+  for (std::int64_t r = 0; r < p.rows; ++r) {
+    if (!rows[r].finite() || rows[r].q_kind() != QKind::kPositive) continue;
+    for (std::size_t k = 0; k < leaders.size(); ++k) {
+      if (oracle_internal::Compare(rows[r].q(), rows[leaders[k]].q()) == 0) {
+        group[r] = static_cast<int>(k);
+        break;
+      }
+    }
+    if (group[r] < 0) {
+      group[r] = static_cast<int>(leaders.size());
+      leaders.push_back(r);
+    }
+  }
+  if (layer) res.dbeta.resize(p.d);
+  res.dgamma.resize(p.d);
+  for (std::int64_t j = 0; j < p.d; ++j) {
+    // Non-finite terms first: IEEE semantics of the sums.
+    bool nan_b = false, pinf_b = false, ninf_b = false;
+    bool nan_g = false, pinf_g = false, ninf_g = false;
+    R sum_dy;
+    for (std::int64_t r = 0; r < p.rows; ++r) {
+      const double v = p.dy[r * p.d + j];
+      if (std::isnan(v)) nan_b = true;
+      else if (std::isinf(v)) (v > 0 ? pinf_b : ninf_b) = true;
+      else if (layer) sum_dy = Add(sum_dy, oracle_internal::FromDouble<Int>(v));
+      // dy * xhat: NaN rows, q <= 0 and 0 * inf are NaN; inf * nonzero is inf.
+      const Row<B>& row = rows[r];
+      const QKind qk = row.finite() ? row.q_kind() : QKind::kNaN;
+      if (qk == QKind::kNaN || qk == QKind::kNegative || std::isnan(v)) {
+        nan_g = true;
+        continue;
+      }
+      if (qk == QKind::kPosInf) {  // xhat = 0
+        if (std::isinf(v)) nan_g = true;
+        continue;
+      }
+      const int ns = row.N(j).num.sign();
+      const bool xhat_inf = qk == QKind::kZero && ns != 0;
+      if (qk == QKind::kZero && ns == 0) {
+        nan_g = true;
+        continue;
+      }
+      if (std::isinf(v) || xhat_inf) {
+        if (v == 0.0 || ns == 0) {
+          nan_g = true;
+        } else {
+          ((v > 0) == (ns > 0) ? pinf_g : ninf_g) = true;
+        }
+      }
+    }
+    if (layer) {
+      res.dbeta[j] = (nan_b || pinf_b || ninf_b) ? Special(NonFiniteSum(nan_b, pinf_b, ninf_b))
+                                                 : FromRational(sum_dy, p.param_format);
+    }
+    if (nan_g || pinf_g || ninf_g) {
+      res.dgamma[j] = Special(NonFiniteSum(nan_g, pinf_g, ninf_g));
+      continue;
+    }
+    // Fast: sum of dy n r in binary64 with error bounds.
+    if (try_fast_param) {
+      Ed acc{0.0, 0.0};
+      bool ok = true;
+      for (std::int64_t r = 0; r < p.rows && ok; ++r) {
+        if (rows[r].q_kind() == QKind::kPosInf) continue;
+        if (!rows[r].PrepareFast()) {
+          ok = false;
+          break;
+        }
+        acc = AddEd(acc, MulEd(MulEd(ExactEd(p.dy[r * p.d + j]), rows[r].NFast(j)), rows[r].r_ed()));
+      }
+      if (ok && oracle_internal::DecideFast(acc, p.param_format, &res.dgamma[j])) continue;
+    }
+    ++res.slow_path;
+    std::vector<R> per_group(leaders.size());
+    for (std::int64_t r = 0; r < p.rows; ++r) {
+      if (group[r] < 0) continue;  // r = 0 rows contribute exactly 0
+      per_group[group[r]] = Add(per_group[group[r]],
+                                Mul(oracle_internal::FromDouble<Int>(p.dy[r * p.d + j]), rows[r].N(j)));
+    }
+    std::vector<int> live;
+    for (std::size_t k = 0; k < per_group.size(); ++k) {
+      if (!per_group[k].num.is_zero()) live.push_back(static_cast<int>(k));
+    }
+    if (live.empty()) {
+      res.dgamma[j] = Special(0.0);
+      continue;
+    }
+    if (live.size() == 1) {
+      res.dgamma[j] = EvalAffine<B>(rows[leaders[live[0]]], R{}, per_group[live[0]], p.param_format, o,
+                                    &res.undecided);
+      continue;
+    }
+    // Several distinct q: sum the enclosures as dyadic intervals at a common
+    // absolute precision 2^-F, refining until the rounding is decided.
+    const int start = StartBits(p.param_format);
+    bool done = false;
+    R last;
+    for (int k = 0; (start << k) <= o.max_bits && !done; ++k) {
+      std::vector<std::pair<R, R>> iv;
+      std::int64_t top = std::numeric_limits<std::int64_t>::min();
+      for (int gk : live) {
+        Row<B>& lead = rows[leaders[gk]];
+        const auto& e = lead.r_exact() ? oracle_internal::Enclosure<Int>{lead.r_exact_value(),
+                                                                          lead.r_exact_value(), true}
+                                       : lead.Level(k, start);
+        const bool neg = per_group[gk].num.sign() < 0;
+        R lo = Mul(per_group[gk], neg ? e.hi : e.lo);
+        R hi = Mul(per_group[gk], neg ? e.lo : e.hi);
+        top = std::max(top, oracle_internal::FloorLog2(lo));
+        iv.emplace_back(lo, hi);
+      }
+      const std::int64_t bits = (static_cast<std::int64_t>(start) << k) + 8 +
+                                static_cast<std::int64_t>(std::ceil(std::log2(live.size() + 1)));
+      const std::int64_t F = bits - top;  // absolute precision: 2^-F
+      Int lo_sum(0), hi_sum(0);
+      for (auto& [lo, hi] : iv) {
+        // floor(lo 2^F) and ceil(hi 2^F).
+        auto scaled = [&](const R& v, bool ceil_it) {
+          const std::int64_t sh = v.exp + F;
+          Int num = sh >= 0 ? oracle_internal::ShiftLeft(v.num, sh) : Int(v.num);
+          Int den = sh >= 0 ? Int(v.den) : oracle_internal::ShiftLeft(v.den, -sh);
+          Int q, rem;
+          divide_qr(num, den, q, rem);  // truncates toward zero
+          if (!rem.is_zero()) {
+            if (ceil_it && num.sign() > 0) ++q;
+            if (!ceil_it && num.sign() < 0) --q;
+          }
+          return q;
+        };
+        lo_sum += scaled(lo, false);
+        hi_sum += scaled(hi, true);
+      }
+      R a{lo_sum, Int(1), -F}, b{hi_sum, Int(1), -F};
+      if (a.num.is_zero()) a = R{};
+      if (b.num.is_zero()) b = R{};
+      last = a;
+      done = DecideEnclosure(a, b, p.param_format, &res.dgamma[j]);
+    }
+    if (!done) {
+      ++res.undecided;
+      res.dgamma[j] = FromRational(last, p.param_format);
+      res.dgamma[j].status = ValueStatus::kUndecided;
+    }
+  }
+  return res;
+}
+
+}  // namespace
+
+OracleForwardResult OracleForward(const OracleProblem& p, const OracleOptions& o) {
+  return o.backend == OracleBackend::kMpfr ? Forward<oracle_internal::MpfrBackend>(p, o)
+                                           : Forward<oracle_internal::BoostBackend>(p, o);
+}
+
+OracleBackwardResult OracleBackward(const OracleProblem& p, const OracleOptions& o) {
+  return o.backend == OracleBackend::kMpfr ? Backward<oracle_internal::MpfrBackend>(p, o)
+                                           : Backward<oracle_internal::BoostBackend>(p, o);
+}
+
+}  // namespace lnv

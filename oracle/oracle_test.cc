@@ -1,0 +1,358 @@
+// Hand-derived cases with exact answers, special values, and the exact
+// identities of DESIGN.md section 1 checked on the oracle's exact values.
+#include "oracle/oracle.h"
+
+#include <gtest/gtest.h>
+
+#include <cfloat>
+#include <cmath>
+#include <random>
+#include <vector>
+
+namespace lnv {
+namespace {
+
+constexpr double kInf = HUGE_VAL;
+const double kNaN = std::nan("");
+
+struct Solved {
+  OracleForwardResult fwd;
+  OracleBackwardResult bwd;
+};
+
+Solved Solve(OracleNorm norm, std::vector<double> x, double eps, std::vector<double> gamma = {},
+          std::vector<double> beta = {}, std::vector<double> dy = {}, FloatFormat out = kBinary32,
+          OracleBackend backend = OracleBackend::kBoost, bool fast = true) {
+  OracleProblem p;
+  p.norm = norm;
+  p.rows = 1;
+  p.d = static_cast<std::int64_t>(x.size());
+  p.x = x;
+  p.gamma = gamma;
+  p.beta = beta;
+  p.eps = eps;
+  p.out_format = out;
+  p.param_format = out;
+  OracleOptions o;
+  o.backend = backend;
+  o.fast_path = fast;
+  Solved r;
+  r.fwd = OracleForward(p, o);
+  if (!dy.empty()) {
+    p.dy = dy;
+    r.bwd = OracleBackward(p, o);
+  }
+  return r;
+}
+
+// Rounds a long double reference (64-bit significand, error well below
+// 2^-60 relative for the expressions used here) into f, checking that it is
+// not so close to a rounding boundary that 64 bits could not decide.
+double Reference(long double v, FloatFormat f) {
+  const double r = RoundToFormat(static_cast<double>(v), f);
+  const long double ulp = UlpOf(r, f);
+  const long double frac = std::fabs(v - r) / ulp;  // in [0, 0.5]
+  EXPECT_LT(std::fabs(frac - 0.5L), 0.5L);
+  EXPECT_GT(std::fabs(frac - 0.5L), 0x1p-40L) << "reference too close to a midpoint";
+  return r;
+}
+
+TEST(OracleForward, MatchesAHandDerivedRowWithAnIrrationalRstd) {
+  // x = 1,2,3,4: mu = 5/2, sigma^2 = 5/4, r = 2/sqrt(5), xhat = (x - 5/2) 2/sqrt(5).
+  for (auto backend : {OracleBackend::kBoost, OracleBackend::kMpfr}) {
+    for (bool fast : {true, false}) {
+      Solved r = Solve(OracleNorm::kLayerNorm, {1, 2, 3, 4}, 0.0, {}, {}, {}, kBinary32, backend, fast);
+      const long double s5 = std::sqrt(5.0L);
+      EXPECT_EQ(r.fwd.mean[0].rounded, 2.5);
+      EXPECT_EQ(r.fwd.rstd[0].rounded, Reference(2 / s5, kBinary32));
+      const long double want[] = {-3 / s5, -1 / s5, 1 / s5, 3 / s5};
+      for (int i = 0; i < 4; ++i) {
+        EXPECT_EQ(r.fwd.y[i].rounded, Reference(want[i], kBinary32)) << i;
+        EXPECT_NEAR(r.fwd.y[i].hi, static_cast<double>(want[i]), 0x1p-50);
+      }
+      EXPECT_EQ(r.fwd.stats[0].var, 1.25);
+      EXPECT_EQ(r.fwd.undecided, 0);
+    }
+  }
+}
+
+TEST(OracleForward, GivesExactOutputsWhenQIsASquare) {
+  // x = 0, 6: mu = 3, sigma^2 = 9, r = 1/3 (rational but not dyadic), xhat = -1, 1.
+  Solved r = Solve(OracleNorm::kLayerNorm, {0, 6}, 0.0, {}, {}, {}, kBinary32, OracleBackend::kBoost, false);
+  EXPECT_EQ(r.fwd.y[0].rounded, -1.0);
+  EXPECT_EQ(r.fwd.y[1].rounded, 1.0);
+  EXPECT_EQ(r.fwd.y[1].hi, 1.0);
+  EXPECT_EQ(r.fwd.y[1].lo, 0.0);
+  EXPECT_EQ(r.fwd.rstd[0].rounded, static_cast<double>(1.0f / 3.0f));
+}
+
+TEST(OracleForward, RoundsExactMidpointsToEven) {
+  // xhat = 1 exactly (x = 0, 6); y = gamma: 1 + 2^-11 is halfway between two
+  // fp16 values (ties to 1), 1 + 3*2^-11 is halfway too (ties to 1 + 2^-9).
+  for (auto backend : {OracleBackend::kBoost, OracleBackend::kMpfr}) {
+    Solved r = Solve(OracleNorm::kLayerNorm, {0, 6, 0, 6}, 0.0, {0, 1 + 0x1p-11, 0, 1 + 3 * 0x1p-11}, {}, {},
+                  kBinary16, backend);
+    EXPECT_EQ(r.fwd.y[1].rounded, 1.0);
+    EXPECT_EQ(r.fwd.y[3].rounded, 1.0 + 0x1p-9);
+    EXPECT_EQ(r.fwd.y[1].hi, 1 + 0x1p-11);  // the exact value is kept, not the rounded one
+  }
+}
+
+TEST(OracleForward, ReturnsBetaExactlyWhereXEqualsTheMean) {
+  // x = 1,2,3: x_1 = mu, so y_1 = beta_1 rounded once into the output format.
+  const double beta1 = 0.1;  // not an fp16 value: rounded once, not via fp32
+  Solved r = Solve(OracleNorm::kLayerNorm, {1, 2, 3}, 1e-5, {}, {0, beta1, 0}, {}, kBinary16);
+  EXPECT_EQ(r.fwd.y[1].rounded, RoundToFormat(beta1, kBinary16));
+  EXPECT_EQ(r.fwd.y[1].hi, beta1);
+}
+
+TEST(OracleForward, HandlesRowsWhoseFloatSumOfSquaresOverflows) {
+  // x = +-2^127: sum x^2 = 2^255 overflows fp32 (and fp64 does not matter: the
+  // sums are exact integers). sigma^2 = 2^254, r = 2^-127 exactly: a subnormal
+  // fp32 rstd; y = -1, 1.
+  Solved r = Solve(OracleNorm::kLayerNorm, {0x1p127, -0x1p127}, 0.0);
+  EXPECT_EQ(r.fwd.rstd[0].rounded, 0x1p-127);
+  EXPECT_EQ(r.fwd.y[0].rounded, 1.0);
+  EXPECT_EQ(r.fwd.y[1].rounded, -1.0);
+  // With eps > 0, r is irrational, just below 2^-127; y rounds to +-1 still.
+  Solved e = Solve(OracleNorm::kLayerNorm, {0x1p127, -0x1p127, FLT_MAX, -FLT_MAX}, 1e-5);
+  EXPECT_TRUE(std::isfinite(e.fwd.rstd[0].rounded));
+  EXPECT_GT(e.fwd.rstd[0].rounded, 0.0);
+  EXPECT_LT(e.fwd.rstd[0].rounded, 0x1p-126);  // subnormal fp32
+  EXPECT_EQ(e.fwd.undecided, 0);
+}
+
+TEST(OracleForward, RoundsOverflowingOutputsToInfinity) {
+  // xhat = -1, 1; y = gamma xhat + beta with gamma = beta = FLT_MAX: 2 FLT_MAX -> inf, 0.
+  Solved r = Solve(OracleNorm::kLayerNorm, {0, 2}, 0.0, {FLT_MAX, FLT_MAX}, {FLT_MAX, FLT_MAX});
+  EXPECT_EQ(r.fwd.y[0].rounded, 0.0);
+  EXPECT_EQ(r.fwd.y[1].rounded, kInf);
+  // fp16: 60000 + 10000 overflows, 10000 - 60000 = -50000 rounds to -49984.
+  Solved h = Solve(OracleNorm::kLayerNorm, {0, 2}, 0.0, {60000, 60000}, {10000, 10000}, {}, kBinary16);
+  EXPECT_EQ(h.fwd.y[1].rounded, kInf);
+  EXPECT_EQ(h.fwd.y[0].rounded, RoundToFormat(-50000, kBinary16));
+}
+
+TEST(OracleForward, RoundsTinyOutputsIntoSubnormals) {
+  // y_3 = 2^-20 * 3/sqrt(5) = 1.3416 * 2^-20: an fp16 subnormal (spacing 2^-24).
+  Solved r = Solve(OracleNorm::kLayerNorm, {1, 2, 3, 4}, 0.0, {1, 1, 1, 0x1p-20}, {}, {}, kBinary16);
+  EXPECT_EQ(r.fwd.y[3].rounded, Reference(0x1p-20L * 3 / std::sqrt(5.0L), kBinary16));
+  EXPECT_EQ(r.fwd.y[3].rounded, 21 * 0x1p-24);
+}
+
+TEST(OracleForward, ComputesRmsNorm) {
+  // x = 3, 4: mean square 25/2, r = sqrt(2)/5; y = 3 sqrt(2)/5, 4 sqrt(2)/5.
+  Solved r = Solve(OracleNorm::kRmsNorm, {3, 4}, 0.0);
+  EXPECT_TRUE(r.fwd.mean.empty());
+  EXPECT_EQ(r.fwd.y[0].rounded, Reference(3 * std::sqrt(2.0L) / 5, kBinary32));
+  EXPECT_EQ(r.fwd.y[1].rounded, Reference(4 * std::sqrt(2.0L) / 5, kBinary32));
+  Solved ones = Solve(OracleNorm::kRmsNorm, {-1, 1, 1, -1}, 0.0);
+  EXPECT_EQ(ones.fwd.y[0].rounded, -1.0);
+  EXPECT_EQ(ones.fwd.rstd[0].rounded, 1.0);
+}
+
+TEST(OracleSpecials, NanOrInfInARowMakesTheWholeRowNan) {
+  for (double bad : {kNaN, kInf, -kInf}) {
+    Solved r = Solve(OracleNorm::kLayerNorm, {1, bad, 3}, 1e-5, {}, {}, {1, 1, 1});
+    for (const auto& v : r.fwd.y) EXPECT_TRUE(std::isnan(v.rounded));
+    EXPECT_TRUE(std::isnan(r.fwd.mean[0].rounded));
+    EXPECT_TRUE(std::isnan(r.fwd.rstd[0].rounded));
+    for (const auto& v : r.bwd.dx) EXPECT_TRUE(std::isnan(v.rounded));
+    for (const auto& v : r.bwd.dgamma) EXPECT_TRUE(std::isnan(v.rounded));
+    EXPECT_EQ(r.bwd.dbeta[0].rounded, 1.0);  // dbeta = sum dy does not involve x
+  }
+}
+
+TEST(OracleSpecials, OnlyTheRowWithTheNanIsAffected) {
+  std::vector<double> x = {1, 2, 3, kNaN, 5, 6};
+  OracleProblem p;
+  p.rows = 2;
+  p.d = 3;
+  p.x = x;
+  p.eps = 1e-5;
+  auto r = OracleForward(p);
+  for (int i = 0; i < 3; ++i) EXPECT_TRUE(std::isfinite(r.y[i].rounded));
+  for (int i = 3; i < 6; ++i) EXPECT_TRUE(std::isnan(r.y[i].rounded));
+}
+
+TEST(OracleSpecials, NegativeQGivesNanButKeepsTheMean) {
+  Solved r = Solve(OracleNorm::kLayerNorm, {1, 2, 3}, -1.0);  // sigma^2 = 2/3 < 1
+  EXPECT_EQ(r.fwd.mean[0].rounded, 2.0);
+  EXPECT_TRUE(std::isnan(r.fwd.rstd[0].rounded));
+  for (const auto& v : r.fwd.y) EXPECT_TRUE(std::isnan(v.rounded));
+  Solved n = Solve(OracleNorm::kLayerNorm, {1, 2, 3}, kNaN);
+  EXPECT_TRUE(std::isnan(n.fwd.y[0].rounded));
+  EXPECT_EQ(n.fwd.mean[0].rounded, 2.0);
+}
+
+TEST(OracleSpecials, ZeroQGivesInfiniteRstdAndIeeeProducts) {
+  // Constant row with eps = 0: every xhat is 0 * inf = NaN.
+  Solved c = Solve(OracleNorm::kLayerNorm, {7, 7, 7}, 0.0, {}, {}, {1, 2, 3});
+  EXPECT_EQ(c.fwd.rstd[0].rounded, kInf);
+  for (const auto& v : c.fwd.y) EXPECT_TRUE(std::isnan(v.rounded));
+  for (const auto& v : c.bwd.dx) EXPECT_TRUE(std::isnan(v.rounded));
+  // sigma^2 = 1 and eps = -1: xhat = -inf, NaN (x = mu), +inf.
+  Solved w = Solve(OracleNorm::kLayerNorm, {0, 2}, -1.0, {}, {0.5, 0.5});
+  EXPECT_EQ(w.fwd.y[0].rounded, -kInf);
+  EXPECT_EQ(w.fwd.y[1].rounded, kInf);
+}
+
+TEST(OracleSpecials, InfiniteEpsGivesZeroRstdAndYEqualsBeta) {
+  Solved r = Solve(OracleNorm::kLayerNorm, {1, 2, 3}, kInf, {}, {0.25, -0.5, 1.0}, {1, 1, 1});
+  EXPECT_EQ(r.fwd.rstd[0].rounded, 0.0);
+  EXPECT_EQ(r.fwd.y[0].rounded, 0.25);
+  EXPECT_EQ(r.fwd.y[1].rounded, -0.5);
+  for (const auto& v : r.bwd.dx) EXPECT_EQ(v.rounded, 0.0);
+}
+
+TEST(OracleSpecials, NonFiniteGammaOrBetaFollowIeeeOnTheSigns) {
+  // x = 1,2,3: xhat = -c, 0, c. gamma = inf: -inf, NaN (inf * 0), +inf.
+  Solved g = Solve(OracleNorm::kLayerNorm, {1, 2, 3}, 0.0, {kInf, kInf, kInf});
+  EXPECT_EQ(g.fwd.y[0].rounded, -kInf);
+  EXPECT_TRUE(std::isnan(g.fwd.y[1].rounded));
+  EXPECT_EQ(g.fwd.y[2].rounded, kInf);
+  Solved b = Solve(OracleNorm::kLayerNorm, {1, 2, 3}, 0.0, {}, {-kInf, kNaN, 0.0});
+  EXPECT_EQ(b.fwd.y[0].rounded, -kInf);
+  EXPECT_TRUE(std::isnan(b.fwd.y[1].rounded));
+  EXPECT_TRUE(std::isfinite(b.fwd.y[2].rounded));
+}
+
+TEST(OracleBackward, MatchesAHandDerivedGradient) {
+  // x = 0,1,2, eps = 0: mu = 1, sigma^2 = 2/3, r = sqrt(3/2), xhat = (-r, 0, r).
+  // dy = (1,0,0), gamma = 1: g = dy, a = 1/3, b = -r/3,
+  // dx = r (g - a - xhat b) = r (1/6, -1/3, 1/6); dgamma = -r; dbeta = (1, 0, 0).
+  for (auto backend : {OracleBackend::kBoost, OracleBackend::kMpfr}) {
+    for (bool fast : {true, false}) {
+      Solved r = Solve(OracleNorm::kLayerNorm, {0, 1, 2}, 0.0, {}, {}, {1, 0, 0}, kBinary32, backend, fast);
+      const long double rr = std::sqrt(1.5L);
+      EXPECT_EQ(r.bwd.dx[0].rounded, Reference(rr / 6, kBinary32));
+      EXPECT_EQ(r.bwd.dx[1].rounded, Reference(-rr / 3, kBinary32));
+      EXPECT_EQ(r.bwd.dx[2].rounded, Reference(rr / 6, kBinary32));
+      EXPECT_EQ(r.bwd.dgamma[0].rounded, Reference(-rr, kBinary32));
+      EXPECT_EQ(r.bwd.dgamma[1].rounded, 0.0);
+      EXPECT_EQ(r.bwd.dbeta[0].rounded, 1.0);
+      EXPECT_EQ(r.bwd.dbeta[1].rounded, 0.0);
+    }
+  }
+}
+
+TEST(OracleBackward, SumsDgammaOverRowsWithDifferentRstd) {
+  // Two rows with different q: dgamma_j = sum of two irrationals, decided by
+  // the multi-root enclosure.
+  std::vector<double> x = {1, 2, 3, 4, 0, 1, 2, 4}, dy = {1, 0.5, -1, 2, 0.25, 1, 1, -3};
+  OracleProblem p;
+  p.rows = 2;
+  p.d = 4;
+  p.x = x;
+  p.dy = dy;
+  p.eps = 0.0;
+  OracleOptions o;
+  o.fast_path = false;
+  auto r = OracleBackward(p, o);
+  const long double r0 = 2 / std::sqrt(5.0L);      // row 0: sigma^2 = 5/4
+  const long double r1 = 1 / std::sqrt(2.1875L);   // row 1: mu = 7/4, sigma^2 = 35/16
+  const long double want0 = 1 * (1 - 2.5L) * r0 + 0.25L * (0 - 1.75L) * r1;
+  EXPECT_EQ(r.dgamma[0].rounded, Reference(want0, kBinary32));
+  EXPECT_EQ(r.undecided, 0);
+}
+
+// Exact identities (DESIGN.md section 1), on the exact values carried to
+// 106 bits (binary64 output format, so hi + lo): each term is known to
+// 2^-104 relative, and the sums below are accumulated in long double
+// (64 bits), so the tolerance is sum|terms| * (2^-104 + d 2^-63).
+long double Tolerance(const std::vector<long double>& terms) {
+  long double s = 0;
+  for (auto t : terms) s += std::fabs(t);
+  return s * (0x1p-104L + static_cast<long double>(terms.size()) * 0x1p-63L);
+}
+
+TEST(OracleIdentities, HoldOnTheExactValuesOfRandomRows) {
+  std::mt19937_64 rng(7);
+  std::normal_distribution<double> normal;
+  for (int trial = 0; trial < 60; ++trial) {
+    const int d = 1 + static_cast<int>(rng() % 200);
+    const double shift = trial % 3 == 0 ? std::ldexp(1.0, static_cast<int>(rng() % 20)) : 0.0;
+    const double eps = trial % 2 ? 0.0 : 0x1p-10;
+    std::vector<double> x(d), dy(d), gamma(d);
+    for (auto& v : x) v = static_cast<float>(normal(rng) + shift);
+    for (auto& v : dy) v = static_cast<float>(normal(rng));
+    for (auto& v : gamma) v = static_cast<float>(normal(rng));
+    OracleProblem p;
+    p.rows = 1;
+    p.d = d;
+    p.x = x;
+    p.dy = dy;
+    p.eps = eps;
+    p.out_format = kBinary64;
+    p.param_format = kBinary64;
+    auto f = OracleForward(p);  // gamma = 1, beta = 0: y = xhat
+    const long double var = f.stats[0].var, r = f.stats[0].rstd;
+    std::vector<long double> xh(d), t1, t2;
+    for (int i = 0; i < d; ++i) xh[i] = static_cast<long double>(f.y[i].hi) + f.y[i].lo;
+    long double s1 = 0, s2 = 0;
+    for (auto v : xh) s1 += v, s2 += v * v, t1.push_back(v), t2.push_back(v * v);
+    EXPECT_LE(std::fabs(s1), Tolerance(t1)) << "sum xhat = 0, trial " << trial;
+    // sum xhat^2 = d sigma^2 / (sigma^2 + eps); var and r are rounded to
+    // double (2^-53 each), so compare with that tolerance instead.
+    const long double want2 = eps == 0 && var == 0 ? 0 : d * var / (var + eps);
+    EXPECT_NEAR(static_cast<double>(s2), static_cast<double>(want2), static_cast<double>(want2 * 0x1p-50L + Tolerance(t2)));
+
+    p.gamma = gamma;
+    auto b = OracleBackward(p);
+    std::vector<long double> dx(d), u1, u2;
+    long double sdx = 0, sxdx = 0, bsum = 0;
+    for (int i = 0; i < d; ++i) {
+      dx[i] = static_cast<long double>(b.dx[i].hi) + b.dx[i].lo;
+      sdx += dx[i];
+      sxdx += xh[i] * dx[i];
+      u1.push_back(dx[i]);
+      u2.push_back(xh[i] * dx[i]);
+      bsum += static_cast<long double>(dy[i]) * gamma[i] * xh[i];
+    }
+    EXPECT_LE(std::fabs(sdx), Tolerance(u1) + 0x1p-900L) << "sum dx = 0, trial " << trial;
+    // sum xhat dx = d r b eps / (sigma^2 + eps), b = mean(g xhat).
+    const long double bmean = bsum / d;
+    const long double want = d * r * bmean * eps / (var + eps);
+    EXPECT_NEAR(static_cast<double>(sxdx), static_cast<double>(want),
+                static_cast<double>(Tolerance(u2) + std::fabs(want) * 0x1p-48L + 0x1p-900L))
+        << "trial " << trial;
+  }
+}
+
+TEST(OracleInput, RejectsMalformedProblemsWithAClearError) {
+  std::vector<double> x = {1, 2, 3};
+  OracleProblem p;
+  p.rows = 2;  // but x holds one row
+  p.d = 3;
+  p.x = x;
+  EXPECT_THROW(OracleForward(p), std::invalid_argument);
+  p.rows = 1;
+  p.d = 0;
+  EXPECT_THROW(OracleForward(p), std::invalid_argument);
+  p.d = 3;
+  EXPECT_THROW(OracleBackward(p), std::invalid_argument);  // no dy
+}
+
+}  // namespace
+}  // namespace lnv
+
+namespace lnv {
+namespace {
+
+TEST(OracleZiv, ReportsUndecidedWhenThePrecisionCapIsReachedNeverAGuess) {
+  std::vector<double> x = {1, 2, 3, 4};
+  OracleProblem p;
+  p.rows = 1;
+  p.d = 4;
+  p.x = x;
+  OracleOptions o;
+  o.fast_path = false;
+  o.max_bits = 32;  // below the first Ziv step: nothing irrational can be decided
+  auto r = OracleForward(p, o);
+  EXPECT_EQ(r.undecided, 5);  // four y and the rstd
+  for (const auto& v : r.y) EXPECT_EQ(v.status, ValueStatus::kUndecided);
+  EXPECT_EQ(r.mean[0].status, ValueStatus::kDecided);  // rational: exact at any cap
+}
+
+}  // namespace
+}  // namespace lnv

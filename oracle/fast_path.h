@@ -44,6 +44,57 @@ inline void TwoSum(double x, double m, double* s, double* t) {
   *s = sum;
 }
 
+// A double-word value hi + lo with |exact - (hi + lo)| <= e, for sums that
+// cancel (the backward's g - a - xhat b). Error terms follow Joldes, Muller &
+// Popescu, "Tight and rigorous error bounds for basic building blocks of
+// double-word arithmetic", ACM TOMS 44(2), 2017: the accurate DW+DW sum has
+// relative error <= 3u^2/(1-4u) (Thm 3.1) and DW*DW <= 7u^2 (Alg. 12,
+// Thm 5.3 and its remark), so 4u^2(|a|+|b|) and 8u^2|a||b| cover them.
+struct Edd {
+  double hi;
+  double lo;
+  double e;
+};
+
+inline constexpr double kU2 = kU * kU;
+
+inline Edd FromEd(Ed a) { return {a.v, 0.0, a.e}; }
+
+inline void FastTwoSum(double a, double b, double* s, double* t) {
+  *s = a + b;
+  *t = b - (*s - a);
+}
+
+inline Edd AddEdd(Edd a, Edd b) {
+  double sh, sl, th, tl;
+  TwoSum(a.hi, b.hi, &sh, &sl);
+  TwoSum(a.lo, b.lo, &th, &tl);
+  sl += th;
+  FastTwoSum(sh, sl, &sh, &sl);
+  sl += tl;
+  FastTwoSum(sh, sl, &sh, &sl);
+  const double mag = std::fabs(a.hi) + std::fabs(a.lo) + std::fabs(b.hi) + std::fabs(b.lo);
+  return {sh, sl, a.e + b.e + 4 * kU2 * mag + 8 * kTiny};
+}
+
+inline Edd NegEdd(Edd a) { return {-a.hi, -a.lo, a.e}; }
+
+inline Edd MulEdd(Edd a, Edd b) {
+  const double ph = a.hi * b.hi;
+  double pl = std::fma(a.hi, b.hi, -ph);
+  pl += a.hi * b.lo + a.lo * b.hi;
+  double h, l;
+  FastTwoSum(ph, pl, &h, &l);
+  const double ma = std::fabs(a.hi) + std::fabs(a.lo), mb = std::fabs(b.hi) + std::fabs(b.lo);
+  return {h, l, ma * b.e + mb * a.e + a.e * b.e + 8 * kU2 * ma * mb + 8 * kTiny};
+}
+
+// Collapses to one double (one more rounding).
+inline Ed ToEd(Edd a) {
+  const double v = a.hi + a.lo;
+  return {v, a.e + kU * std::fabs(v) + kTiny};
+}
+
 // Accepts the fast value when it decides the rounding into f and carries at
 // least 2p correct bits. The error sums above are themselves rounded: a few
 // dozen roundings of nonnegative terms inflate them by less than the factor

@@ -23,6 +23,7 @@ using oracle_internal::Ed;
 using oracle_internal::ExactEd;
 using oracle_internal::kTiny;
 using oracle_internal::kU;
+using oracle_internal::kU2;
 using oracle_internal::MulEd;
 using oracle_internal::NegEd;
 
@@ -173,22 +174,27 @@ class Row {
       mu_h_ = h;
       mu_l_ = l;
     }
-    double r_d;
-    if (r_exact_) {
-      r_d = oracle_internal::ToDouble(r_exact_value_);
-      const double back = r_d;  // |r - r_d| <= ulp(r_d)/2 <= u r_d
-      r_e_ = Ed{back, kU * std::fabs(r_d) + kTiny};
-    } else {
-      const auto& e = Level(0, 64);
-      r_d = oracle_internal::ToDouble(e.lo);
-      const double r_h = oracle_internal::ToDouble(e.hi);
-      // r in [lo, hi] and r_d = round(lo): |r - r_d| <= (hi - lo) + ulp(lo)/2.
-      r_e_ = Ed{r_d, std::fabs(r_h - r_d) + 2 * kU * std::fabs(r_d) + kTiny};
-    }
-    fast_ok_ = std::isfinite(mu_h_) && std::isfinite(r_d) && r_d > 0x1p-900 && r_d < 0x1p900;
+    // r as a double-word: the double-double of the enclosure's lower end at
+    // 128 bits; |r - (h + l)| <= (hi - lo) + 2u^2 r, and hi - lo <= 2^-120 r.
+    const R& lo = r_exact_ ? r_exact_value_ : Level(0, 128).lo;
+    const auto [h, l] = oracle_internal::ToDoubleDouble(lo);
+    r_w_ = oracle_internal::Edd{h, l, 0x1p-119 * std::fabs(h) + 4 * kTiny};
+    r_e_ = oracle_internal::ToEd(r_w_);
+    fast_ok_ = std::isfinite(mu_h_) && std::isfinite(h) && h > 0x1p-900 && h < 0x1p900;
     return fast_ok_;
   }
   const Ed& r_ed() const { return r_e_; }
+  const oracle_internal::Edd& r_word() const { return r_w_; }
+
+  // n_i as a double-word s + c: x_i - mu_h exactly (TwoSum), then - mu_l.
+  oracle_internal::Edd NFastWord(std::int64_t i) const {
+    if (!layer_) return {x_[i], 0.0, 0.0};
+    double s, t;
+    oracle_internal::TwoSum(x_[i], -mu_h_, &s, &t);
+    if (!std::isfinite(s)) return {s, 0.0, HUGE_VAL};
+    const double c = t - mu_l_;
+    return {s, c, kU * std::fabs(c) + kU * std::fabs(mu_l_) + 2 * kTiny};
+  }
 
   // n_i in binary64 with its error bound.
   Ed NFast(std::int64_t i) const {
@@ -252,6 +258,7 @@ class Row {
   bool fast_ready_ = false, fast_ok_ = false;
   double mu_h_ = 0.0, mu_l_ = 0.0;
   Ed r_e_{0.0, 0.0};
+  oracle_internal::Edd r_w_{0.0, 0.0, 0.0};
 };
 
 // Decides a value from an enclosure [a, b] of it, or reports that it cannot.
@@ -383,16 +390,18 @@ OracleForwardResult Forward(const OracleProblem& p, const OracleOptions& o) {
         continue;
       }
       if (fast) {
-        const Ed xh = MulEd(n_fast, row.r_ed());
-        xhat[i] = xh.v;
-        const Ed yv = AddEd(ExactEd(b), MulEd(ExactEd(g), xh));
-        if (oracle_internal::DecideFast(yv, p.out_format, &y[i])) continue;
+        using oracle_internal::Edd;
+        const Edd xh = oracle_internal::MulEdd(row.NFastWord(i), row.r_word());
+        xhat[i] = xh.hi + xh.lo;
+        const Edd yv = oracle_internal::AddEdd(Edd{b, 0.0, 0.0}, oracle_internal::MulEdd(Edd{g, 0.0, 0.0}, xh));
+        if (oracle_internal::DecideFast(oracle_internal::ToEd(yv), p.out_format, &y[i])) continue;
       }
       ++res.slow_path;
       const R P = oracle_internal::Mul(Param<Int>(p.gamma, i, 1.0), row.N(i));
       y[i] = EvalAffine<B>(row, Param<Int>(beta, i, 0.0), P, p.out_format, o, &res.undecided);
       if (!fast) {
-        ExactValue xv = EvalAffine<B>(row, R{}, row.N(i), kBinary32, o, &res.undecided);
+        std::int64_t not_an_output = 0;  // xhat is a by-product, not an oracle output
+        ExactValue xv = EvalAffine<B>(row, R{}, row.N(i), kBinary32, o, &not_an_output);
         xhat[i] = xv.hi;
       }
     }
@@ -400,10 +409,100 @@ OracleForwardResult Forward(const OracleProblem& p, const OracleOptions& o) {
   return res;
 }
 
+// dbeta_j = sum over rows of dy by Sum2 (Ogita, Rump & Oishi 2005, Prop. 4.5:
+// the unrounded pair is within gamma_{n-1}^2 sum|dy| of the exact sum).
+bool DbetaFast(const OracleProblem& p, std::int64_t j, ExactValue* out) {
+  double hi = 0.0, lo = 0.0, abs_sum = 0.0;
+  for (std::int64_t r = 0; r < p.rows; ++r) {
+    const double v = p.dy[r * p.d + j];
+    double s, e;
+    oracle_internal::TwoSum(hi, v, &s, &e);
+    if (!std::isfinite(s)) return false;
+    hi = s;
+    lo += e;
+    abs_sum += std::fabs(v);
+  }
+  const double n = static_cast<double>(p.rows);
+  const double g = n * kU / (1.0 - n * kU);
+  const Ed sum = AddEd(ExactEd(hi), Ed{lo, 2 * g * g * abs_sum + 2 * n * kTiny});
+  return oracle_internal::DecideFast(sum, p.param_format, out);
+}
+
 // IEEE sum of terms where at least one is not finite.
 double NonFiniteSum(bool any_nan, bool pos_inf, bool neg_inf) {
   if (any_nan || (pos_inf && neg_inf)) return kNaN;
   return pos_inf ? HUGE_VAL : -HUGE_VAL;
+}
+
+// Fast-path a = mean(g) and T/(d q) for one row, as double-words with error
+// bounds. g_i = dy_i gamma_i is split exactly into gh + gl (TwoProduct); the
+// sums are Ogita, Rump & Oishi's Sum2/Dot2 ("Accurate sum and dot product",
+// SIAM J. Sci. Comput. 26(6), 2005, Prop. 4.5 and 5.5), whose unrounded pair
+// (hi, lo) is within gamma_n^2 sum|terms| of the exact sum (the u|s| term of
+// their bound is the final rounding, which we do not do).
+struct FastBackwardRow {
+  bool ok = false;
+  oracle_internal::Edd a{0.0, 0.0, 0.0};
+  oracle_internal::Edd b_over_q{0.0, 0.0, 0.0};
+};
+
+inline double Gamma(double n) { return n * kU / (1.0 - n * kU); }
+
+template <class B>
+FastBackwardRow PrepareFastBackward(Row<B>& row, const OracleProblem& p, const double* dy, bool layer) {
+  using oracle_internal::Edd;
+  FastBackwardRow fb;
+  double s_hi = 0.0, s_lo = 0.0, s_abs = 0.0;  // Sum2 of g
+  double t_hi = 0.0, t_lo = 0.0, t_abs = 0.0;  // Dot2 of g and n
+  double n_err = 0.0;                          // sum |g| err(n_i)
+  for (std::int64_t i = 0; i < p.d; ++i) {
+    const double gam = ParamD(p.gamma, i, 1.0);
+    const double gh = dy[i] * gam;
+    const double gl = std::fma(dy[i], gam, -gh);
+    double sum, err;
+    oracle_internal::TwoSum(s_hi, gh, &sum, &err);
+    s_hi = sum;
+    s_lo += err + gl;
+    s_abs += std::fabs(gh) + std::fabs(gl);
+    const Edd n = row.NFastWord(i);
+    for (double part : {gh, gl}) {
+      for (double m : {n.hi, n.lo}) {
+        const double ph = part * m;
+        const double pl = std::fma(part, m, -ph);
+        oracle_internal::TwoSum(t_hi, ph, &sum, &err);
+        t_hi = sum;
+        t_lo += err + pl;
+        t_abs += std::fabs(ph) + std::fabs(pl);
+      }
+    }
+    n_err += (std::fabs(gh) + std::fabs(gl)) * n.e;
+  }
+  const double terms = 8.0 * static_cast<double>(p.d) + 2.0;
+  const double g2 = Gamma(terms) * Gamma(terms);
+  const double dd = static_cast<double>(p.d);
+  // 1/d as a double-word: |1/d - (ih + il)| <= u^2/d.
+  const double ih = 1.0 / dd;
+  const double il = -std::fma(ih, dd, -1.0) / dd;
+  const Edd inv_d{ih, il, 2 * kU2 * ih};
+  if (layer) {
+    double h, l;
+    oracle_internal::FastTwoSum(s_hi, s_lo, &h, &l);
+    // Sum2's error, plus one underflowing TwoProduct residual per term.
+    fb.a = MulEdd(Edd{h, l, 2 * g2 * s_abs + kU2 * std::fabs(h) + terms * 2 * kTiny}, inv_d);
+  }
+  double th, tl;
+  oracle_internal::FastTwoSum(t_hi, t_lo, &th, &tl);
+  const Edd t{th, tl, 2 * g2 * t_abs + kU2 * std::fabs(th) + n_err + terms * 4 * kTiny};
+  // 1/(d q) from the exact q, as a double-word rounded twice (<= 2u^2 relative).
+  using Int = typename B::Int;
+  const auto& q = row.q();
+  const auto inv = oracle_internal::ToDoubleDouble(
+      oracle_internal::Rat<Int>{q.den, Int(q.num * Int(static_cast<std::uint64_t>(p.d))), -q.exp});
+  if (!std::isfinite(inv.first) || inv.first > 0x1p900 || inv.first < 0x1p-900) return fb;
+  fb.b_over_q = MulEdd(t, Edd{inv.first, inv.second, 2 * kU2 * std::fabs(inv.first)});
+  fb.ok = std::isfinite(fb.b_over_q.hi) && std::isfinite(fb.b_over_q.e) && std::isfinite(fb.a.e) &&
+          std::isfinite(fb.a.hi);
+  return fb;
 }
 
 template <class B>
@@ -441,39 +540,44 @@ OracleBackwardResult Backward(const OracleProblem& p, const OracleOptions& o) {
       continue;
     }
     // g_i = dy_i gamma_i; a = mean(g); T = sum g_i n_i; dx_i = r (g_i - a - n_i T/(d q)).
-    std::vector<R> g(p.d);
-    R sum_g, t;
-    for (std::int64_t i = 0; i < p.d; ++i) {
-      g[i] = Mul(oracle_internal::FromDouble<Int>(dy[i]), Param<Int>(p.gamma, i, 1.0));
-      sum_g = Add(sum_g, g[i]);
-      t = Add(t, Mul(g[i], row.N(i)));
-    }
-    R a = layer ? R{sum_g.num, Int(sum_g.den * dd), sum_g.exp} : R{};
-    if (a.num.is_zero()) a = R{};
-    R b_over_q = oracle_internal::Div(R{t.num, Int(t.den * dd), t.exp}, row.q());
+    // The exact a and T/(d q) are computed only if some element needs them.
+    bool have_exact = false;
+    std::vector<R> g;
+    R a, b_over_q;
+    auto ensure_exact = [&] {
+      if (have_exact) return;
+      have_exact = true;
+      g.resize(p.d);
+      R sum_g, t;
+      for (std::int64_t i = 0; i < p.d; ++i) {
+        g[i] = Mul(oracle_internal::FromDouble<Int>(dy[i]), Param<Int>(p.gamma, i, 1.0));
+        sum_g = Add(sum_g, g[i]);
+        t = Add(t, Mul(g[i], row.N(i)));
+      }
+      a = layer ? R{sum_g.num, Int(sum_g.den * dd), sum_g.exp} : R{};
+      if (a.num.is_zero()) a = R{};
+      b_over_q = oracle_internal::Div(R{t.num, Int(t.den * dd), t.exp}, row.q());
+    };
     const bool fast = try_fast && row.PrepareFast();
-    Ed a_e{0.0, 0.0}, bq_e{0.0, 0.0};
-    double a_l = 0.0;
-    if (fast) {
-      auto [ah, al] = oracle_internal::ToDoubleDouble(a);
-      a_e = Ed{-ah, 0.0};
-      a_l = al;
-      const double bq = oracle_internal::ToDouble(b_over_q);
-      bq_e = Ed{bq, kU * std::fabs(bq) + kTiny};
-    }
+    FastBackwardRow fb;
+    if (fast) fb = PrepareFastBackward(row, p, dy, layer);
     for (std::int64_t i = 0; i < p.d; ++i) {
-      if (fast) {
+      if (fast && fb.ok) {
         const double gam = ParamD(p.gamma, i, 1.0);
         const double gh = dy[i] * gam;
-        const double gl = std::fma(dy[i], gam, -gh);  // exact unless underflow
-        const Ed c1 = AddEd(ExactEd(gh), a_e);
-        const double lsum = gl - a_l;
-        // |a - ah - al| <= u|al| + kTiny; fma residual error <= kTiny.
-        const Ed c2 = AddEd(c1, Ed{lsum, kU * std::fabs(lsum) + kU * std::fabs(a_l) + 3 * kTiny});
-        const Ed c = AddEd(c2, NegEd(MulEd(row.NFast(i), bq_e)));
-        if (oracle_internal::DecideFast(MulEd(c, row.r_ed()), p.out_format, &dx[i])) continue;
+        const double gl = std::fma(dy[i], gam, -gh);  // g = gh + gl, exact but for underflow
+        using oracle_internal::Edd;
+        const Edd g_w{gh, gl, 2 * kTiny};
+        const Edd n_w = row.NFastWord(i);
+        const Edd c = AddEdd(AddEdd(g_w, oracle_internal::NegEdd(fb.a)),
+                             oracle_internal::NegEdd(oracle_internal::MulEdd(n_w, fb.b_over_q)));
+        if (oracle_internal::DecideFast(oracle_internal::ToEd(oracle_internal::MulEdd(c, row.r_word())),
+                                        p.out_format, &dx[i])) {
+          continue;
+        }
       }
       ++res.slow_path;
+      ensure_exact();
       const R c = Sub(Sub(g[i], a), Mul(row.N(i), b_over_q));
       dx[i] = EvalAffine<B>(row, R{}, c, p.out_format, o, &res.undecided);
     }
@@ -502,12 +606,10 @@ OracleBackwardResult Backward(const OracleProblem& p, const OracleOptions& o) {
     // Non-finite terms first: IEEE semantics of the sums.
     bool nan_b = false, pinf_b = false, ninf_b = false;
     bool nan_g = false, pinf_g = false, ninf_g = false;
-    R sum_dy;
     for (std::int64_t r = 0; r < p.rows; ++r) {
       const double v = p.dy[r * p.d + j];
       if (std::isnan(v)) nan_b = true;
       else if (std::isinf(v)) (v > 0 ? pinf_b : ninf_b) = true;
-      else if (layer) sum_dy = Add(sum_dy, oracle_internal::FromDouble<Int>(v));
       // dy * xhat: NaN rows, q <= 0 and 0 * inf are NaN; inf * nonzero is inf.
       const Row<B>& row = rows[r];
       const QKind qk = row.finite() ? row.q_kind() : QKind::kNaN;
@@ -519,6 +621,7 @@ OracleBackwardResult Backward(const OracleProblem& p, const OracleOptions& o) {
         if (std::isinf(v)) nan_g = true;
         continue;
       }
+      if (qk == QKind::kPositive && std::isfinite(v)) continue;  // a finite term
       const int ns = row.N(j).num.sign();
       const bool xhat_inf = qk == QKind::kZero && ns != 0;
       if (qk == QKind::kZero && ns == 0) {
@@ -534,8 +637,15 @@ OracleBackwardResult Backward(const OracleProblem& p, const OracleOptions& o) {
       }
     }
     if (layer) {
-      res.dbeta[j] = (nan_b || pinf_b || ninf_b) ? Special(NonFiniteSum(nan_b, pinf_b, ninf_b))
-                                                 : FromRational(sum_dy, p.param_format);
+      if (nan_b || pinf_b || ninf_b) {
+        res.dbeta[j] = Special(NonFiniteSum(nan_b, pinf_b, ninf_b));
+      } else if (!try_fast_param || !DbetaFast(p, j, &res.dbeta[j])) {
+        R sum_dy;
+        for (std::int64_t r = 0; r < p.rows; ++r) {
+          sum_dy = Add(sum_dy, oracle_internal::FromDouble<Int>(p.dy[r * p.d + j]));
+        }
+        res.dbeta[j] = FromRational(sum_dy, p.param_format);
+      }
     }
     if (nan_g || pinf_g || ninf_g) {
       res.dgamma[j] = Special(NonFiniteSum(nan_g, pinf_g, ninf_g));
@@ -543,7 +653,8 @@ OracleBackwardResult Backward(const OracleProblem& p, const OracleOptions& o) {
     }
     // Fast: sum of dy n r in binary64 with error bounds.
     if (try_fast_param) {
-      Ed acc{0.0, 0.0};
+      using oracle_internal::Edd;
+      Edd acc{0.0, 0.0, 0.0};
       bool ok = true;
       for (std::int64_t r = 0; r < p.rows && ok; ++r) {
         if (rows[r].q_kind() == QKind::kPosInf) continue;
@@ -551,9 +662,10 @@ OracleBackwardResult Backward(const OracleProblem& p, const OracleOptions& o) {
           ok = false;
           break;
         }
-        acc = AddEd(acc, MulEd(MulEd(ExactEd(p.dy[r * p.d + j]), rows[r].NFast(j)), rows[r].r_ed()));
+        const Edd xh = oracle_internal::MulEdd(rows[r].NFastWord(j), rows[r].r_word());
+        acc = oracle_internal::AddEdd(acc, oracle_internal::MulEdd(Edd{p.dy[r * p.d + j], 0.0, 0.0}, xh));
       }
-      if (ok && oracle_internal::DecideFast(acc, p.param_format, &res.dgamma[j])) continue;
+      if (ok && oracle_internal::DecideFast(oracle_internal::ToEd(acc), p.param_format, &res.dgamma[j])) continue;
     }
     ++res.slow_path;
     std::vector<R> per_group(leaders.size());

@@ -94,7 +94,8 @@ class Row {
       unsigned __int128 abs_sum = 0, sq_lo = 0;
       std::uint64_t sq_hi = 0;
       for (std::int64_t i = 0; i < d_; ++i) {
-        const auto mag = static_cast<std::int64_t>(parts[i].mant << (parts[i].exp - lo_));
+        const auto mag =
+            parts[i].mant == 0 ? std::int64_t{0} : static_cast<std::int64_t>(parts[i].mant << (parts[i].exp - lo_));
         const std::int64_t v = parts[i].negative ? -mag : mag;
         Xn_[i] = v;
         sum += v;

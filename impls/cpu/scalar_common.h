@@ -127,6 +127,16 @@ struct RowStats {
 // statistics and Sum is the same reduction shape, used for the backward's
 // sums over the row.
 
+// rstd = 1/sqrt(var + eps). A row holding +-inf has an infinite sum of
+// squares, which would give rstd = 0 and finite outputs; the contract is a NaN
+// row (LayerNorm gets there by itself: inf - inf). Within the valid range var
+// is finite, so only non-finite inputs take this branch.
+template <typename Acc>
+Acc RowRstd(Acc var, Acc eps) {
+  if (!std::isfinite(var)) return std::numeric_limits<Acc>::quiet_NaN();
+  return Acc(1) / std::sqrt(var + eps);
+}
+
 inline bool ShapeIsValid(std::int64_t rows, std::int64_t d) {
   if (d < 1 || rows < 0) return false;
   return rows <= std::numeric_limits<std::int64_t>::max() / d;  // rows * d must not overflow
@@ -149,7 +159,7 @@ int NormForward(const ForwardArgs* args) {
     const auto x = [&](std::int64_t i) { return S::Load(args->x, off + i); };
     const RowStats<Acc> st = Algo::template Stats<Acc>(d, x);
     const Acc mean = kLayer ? st.mean : Acc(0);
-    const Acc rstd = Acc(1) / std::sqrt(st.var + eps);
+    const Acc rstd = RowRstd<Acc>(st.var, eps);
     for (std::int64_t i = 0; i < d; ++i) {
       const Acc xhat = kLayer ? (x(i) - mean) * rstd : x(i) * rstd;
       Acc v = args->gamma != nullptr ? S::Load(args->gamma, i) * xhat : xhat;
@@ -198,7 +208,7 @@ int NormBackward(const BackwardArgs* args) {
       } else {
         const RowStats<Acc> st = Algo::template Stats<Acc>(d, x);
         mean = kLayer ? st.mean : Acc(0);
-        rstd = Acc(1) / std::sqrt(st.var + eps);
+        rstd = RowRstd<Acc>(st.var, eps);
       }
       for (std::int64_t i = 0; i < d; ++i) {
         xhat[i] = kLayer ? (x(i) - mean) * rstd : x(i) * rstd;

@@ -1,0 +1,155 @@
+// The error-bound models of DESIGN.md section 4: how far a kernel's outputs
+// may be from the exact values, given the algorithm that computes the row
+// statistics, its reduction shape, its accumulation format and the formats
+// its outputs are rounded into. One place for every formula; bounds.cc has
+// each one's derivation and source:
+//   Higham, Accuracy and Stability of Numerical Algorithms, 2nd ed. (ASNA):
+//     §2.1-2.2 (rounding model), §3.1 (gamma_k), ch. 4 (summation, §4.3 Kahan);
+//   Chan, Golub & LeVeque, "Algorithms for computing the sample variance:
+//     analysis and recommendations", Amer. Statist. 37 (1983) (CGL);
+//   Higham & Mary, "A new approach to probabilistic rounding error analysis",
+//     SIAM J. Sci. Comput. 41 (2019) (the probabilistic sqrt(k) form).
+//
+// The models take the EXACT quantities (from the oracle) as inputs and are
+// rigorous upper bounds (unless BoundModel::probabilistic is set): a kernel
+// that follows its declared algorithm with correctly rounded operations never
+// exceeds them. +inf means no claim is possible (e.g. the variance error can
+// reach sigma^2 + eps, so rstd is unconstrained).
+//
+// Arithmetic a kernel may use and still be covered (matching
+// impls/cpu/scalar_common.h): mean = sum / d or sum * (1/d); rstd = 1/sqrt(v +
+// eps) or sqrt(1/(v + eps)) (correctly rounded ops); xhat = (x - mean) * rstd;
+// y = gamma * xhat + beta; dx = rstd * ((g - a) - xhat * b); any association of
+// the sums whose longest chain is at most the model's k; FMAs anywhere (an FMA
+// is one rounding where the model counts two).
+#ifndef LNV_HARNESS_BOUNDS_H_
+#define LNV_HARNESS_BOUNDS_H_
+
+#include <cstdint>
+
+#include "impls/api.h"
+#include "impls/registry.h"
+#include "oracle/oracle.h"
+
+namespace lnv {
+
+// What selects a bound: everything about the kernel that the error depends on.
+struct BoundModel {
+  Norm norm = Norm::kLayerNorm;
+  Algorithm algorithm = Algorithm::kTwoPass;
+  Reduction reduction = Reduction::kSerial;
+  std::int64_t chunk = 0;         // leaf size of a kTree reduction
+  FloatFormat acc = kBinary32;    // the accumulation format (u_c = 2^-p)
+  FloatFormat out = kBinary32;    // y and dx: the x dtype
+  FloatFormat param = kBinary32;  // dgamma, dbeta: the param dtype
+  FloatFormat stat = kBinary32;   // mean, rstd: the ABI writes float
+  // Higham & Mary's probabilistic form: gamma_k -> exp(lambda sqrt(k) u +
+  // k u^2/(1-u)) - 1, which holds with probability >= 1 - 2 exp(-lambda^2
+  // (1-u)^2 / 2) per use (lambda = 3: >= 0.978). NOT a guarantee: reports only.
+  bool probabilistic = false;
+  double lambda = 3.0;
+};
+
+// The model a registry entry is held to: its bound_algorithm (not its
+// algorithm: a negative control is held to the bound of what it imitates).
+BoundModel ModelFor(const ImplInfo& impl);
+
+// gamma_k = k u / (1 - k u) (ASNA §3.1, Lemma 3.1), +inf when k u >= 1; or the
+// probabilistic form when model.probabilistic. k = 0 gives 0.
+double Gamma(const BoundModel& model, double k);
+
+// Longest rounding chain of a sum of n terms in the model's reduction shape:
+// serial n - 1; tree min(n - 1, chunk + ceil(log2(parts))), parts =
+// ceil(n / chunk). (Any binary summation tree over n terms has depth <= n - 1.)
+std::int64_t ChainLength(const BoundModel& model, std::int64_t n);
+
+// phi such that a sum of n terms t_i, computed in the model's shape, is
+// sum t_i (1 + theta_i) with |theta_i| <= phi: gamma_k (ASNA eq. (4.4)) or,
+// for kKahanTwoPass, the compensated-summation bound (ASNA §4.3, eq. (4.10)).
+double SumError(const BoundModel& model, std::int64_t n);
+
+// ---- Forward ----
+
+// Exact per-row quantities the forward bounds need.
+struct RowInput {
+  RowStats stats;            // from the oracle: mean, var, rstd, mean_abs (exact, to double)
+  double eps = 0.0;          // the float eps the kernel adds
+  std::int64_t d = 0;
+  double max_abs = 0.0;      // max_i |x_i| (Welford's prefix means are bounded by it)
+};
+
+// Builds a RowInput from the oracle's stats and the row itself.
+RowInput MakeRowInput(const RowStats& stats, double eps, const double* row, std::int64_t d);
+
+// Per-row forward bounds. All absolute unless named _rel.
+struct RowBound {
+  // In the accumulation format, before the statistics are stored:
+  double mean_err = 0.0;  // |mean_hat - mu| (0 for RMSNorm)
+  double var_err = 0.0;   // Delta = |v_hat - sigma^2| (sigma^2 = mean square for RMSNorm)
+  double rstd_rel = 0.0;  // rho: |r_hat / r - 1|, +inf when Delta >= q = sigma^2 + eps
+  // The stored float outputs (what the ABI's mean/rstd hold):
+  double mean = 0.0;      // |mean_out - mu|
+  double rstd = 0.0;      // |rstd_out - r|
+};
+RowBound ForwardRowBound(const BoundModel& model, const RowInput& row);
+
+// One element of y, exact quantities.
+struct ElementInput {
+  double xhat = 0.0;   // exact xhat_i (oracle), to double
+  double gamma = 1.0;  // 1 when absent
+  double beta = 0.0;   // 0 when absent
+  double y = 0.0;      // exact y_i (hi + lo)
+};
+// Bound on |y_out_i - y_i| (DESIGN §4, B_i, in its rigorous form).
+double ForwardElementBound(const BoundModel& model, const RowInput& row, const RowBound& rb,
+                           const ElementInput& e);
+
+// ---- Backward ----
+// The backward receives the forward's stored mean/rstd (the ABI's floats), so
+// their errors (RowBound::mean, ::rstd) propagate into its xhat.
+
+// Exact per-row sums of g = dy * gamma.
+struct BackwardRowInput {
+  double mean_abs_g = 0.0;       // mean_i |g_i|
+  double mean_abs_g_xhat = 0.0;  // mean_i |g_i xhat_i|
+};
+
+struct BackwardRowBound {
+  // The kernel's recomputed xhat: |xhat_hat_i - xhat_i| <= xhat_rel |xhat_i| + xhat_abs.
+  double xhat_rel = 0.0;
+  double xhat_abs = 0.0;
+  double rstd_rel = 0.0;  // rho_b: relative error of the rstd the backward uses
+  double a_err = 0.0;     // |a_hat - a|, a = mean(g) (0 for RMSNorm)
+  double b_err = 0.0;     // |b_hat - b|, b = mean(g xhat)
+};
+BackwardRowBound BackwardRowBoundFor(const BoundModel& model, const RowInput& row,
+                                     const RowBound& fwd, const BackwardRowInput& in);
+
+// Bound on |xhat_hat - xhat| for one element.
+double XhatError(const BackwardRowBound& bb, double xhat);
+
+struct DxElementInput {
+  double xhat = 0.0;  // exact
+  double g = 0.0;     // dy_i * gamma_i, exact
+  double dx = 0.0;    // exact dx_i (hi + lo)
+};
+// Bound on |dx_out_i - dx_i|: scaled by r (mean|g| + |g_i| + |xhat_i| mean|g xhat|)
+// (DESIGN §4), plus the propagated statistics errors.
+double DxElementBound(const BoundModel& model, const RowInput& row, const BackwardRowInput& in,
+                      const BackwardRowBound& bb, const DxElementInput& e);
+
+// Exact column sums over the rows for dgamma_j, dbeta_j.
+struct ColumnInput {
+  std::int64_t rows = 0;
+  double sum_abs_dy_xhat = 0.0;      // sum_r |dy_rj xhat_rj|
+  double sum_abs_dy_xhat_err = 0.0;  // sum_r |dy_rj| XhatError(row r, xhat_rj)
+  double sum_abs_dy = 0.0;           // sum_r |dy_rj|
+  double dgamma = 0.0;               // exact dgamma_j
+  double dbeta = 0.0;                // exact dbeta_j
+};
+double DgammaBound(const BoundModel& model, const ColumnInput& c);
+double DbetaBound(const BoundModel& model, const ColumnInput& c);
+
+}  // namespace lnv
+
+#endif  // LNV_HARNESS_BOUNDS_H_

@@ -1,0 +1,442 @@
+#include "harness/bounds.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <random>
+#include <vector>
+
+#include "harness/formats.h"
+
+namespace lnv {
+namespace {
+
+constexpr double kU32 = 0x1p-24;  // fp32 unit roundoff
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+BoundModel F32Model(Algorithm a, Norm n = Norm::kLayerNorm) {
+  BoundModel m;
+  m.norm = n;
+  m.algorithm = a;
+  return m;
+}
+
+// Exact row statistics of a float row, to double (long double sums: with
+// 64-bit significands the error is far below any fp32 bound tested here).
+RowInput ExactRow(const std::vector<float>& x, double eps, Norm norm = Norm::kLayerNorm) {
+  const auto d = static_cast<std::int64_t>(x.size());
+  long double s = 0, sa = 0;
+  for (float v : x) {
+    s += v;
+    sa += std::fabs(static_cast<long double>(v));
+  }
+  const long double mu = norm == Norm::kLayerNorm ? s / d : 0.0L;
+  long double m2 = 0;
+  for (float v : x) m2 += (v - mu) * (v - mu);
+  RowStats st;
+  st.mean = static_cast<double>(mu);
+  st.var = static_cast<double>(m2 / d);
+  st.rstd = static_cast<double>(1.0L / std::sqrt(m2 / d + static_cast<long double>(eps)));
+  st.mean_abs = static_cast<double>(sa / d);
+  std::vector<double> xd(x.begin(), x.end());
+  return MakeRowInput(st, eps, xd.data(), d);
+}
+
+TEST(Bounds, GammaIsKuOverOneMinusKu) {
+  const BoundModel m = F32Model(Algorithm::kTwoPass);
+  EXPECT_EQ(Gamma(m, 0), 0.0);
+  EXPECT_DOUBLE_EQ(Gamma(m, 1), kU32 / (1 - kU32));
+  EXPECT_DOUBLE_EQ(Gamma(m, 63), 63 * kU32 / (1 - 63 * kU32));
+  EXPECT_EQ(Gamma(m, 0x1p24), kInf);  // k u >= 1: no claim
+  BoundModel m64 = m;
+  m64.acc = kBinary64;
+  EXPECT_DOUBLE_EQ(Gamma(m64, 2), 2 * 0x1p-53 / (1 - 2 * 0x1p-53));
+}
+
+TEST(Bounds, TheProbabilisticGammaGrowsLikeSqrtK) {
+  BoundModel m = F32Model(Algorithm::kTwoPass);
+  m.probabilistic = true;
+  m.lambda = 1.0;
+  // lambda sqrt(k) u + k u^2/(1-u), then exp(.) - 1: for k = 10^4, 100 u.
+  EXPECT_NEAR(Gamma(m, 1e4), 100 * kU32, 1e-3 * 100 * kU32);
+  BoundModel det = F32Model(Algorithm::kTwoPass);
+  EXPECT_LT(Gamma(m, 1e4), Gamma(det, 1e4) / 50);
+}
+
+TEST(Bounds, ChainLengthIsDMinusOneSerialAndChunkPlusLogPartsForATree) {
+  BoundModel m = F32Model(Algorithm::kTwoPass);
+  EXPECT_EQ(ChainLength(m, 1), 0);
+  EXPECT_EQ(ChainLength(m, 64), 63);
+  m.reduction = Reduction::kTree;
+  m.chunk = 32;
+  EXPECT_EQ(ChainLength(m, 100), 32 + 2);   // 4 parts
+  EXPECT_EQ(ChainLength(m, 4096), 32 + 7);  // 128 parts
+  EXPECT_EQ(ChainLength(m, 20), 19);        // one part: never longer than serial
+}
+
+TEST(Bounds, KahanSumErrorIsTwoUNearlyIndependentOfD) {
+  const BoundModel m = F32Model(Algorithm::kKahanTwoPass);
+  EXPECT_EQ(SumError(m, 1), 0.0);
+  EXPECT_NEAR(SumError(m, 1000), 2 * kU32, 1e-3 * kU32);
+  EXPECT_LT(SumError(m, 1 << 20), 3 * kU32);
+}
+
+// Worked by hand: x = [1, 3], eps = 1/4, fp32, two-pass. mu = 2, s2 = 1, q = 5/4,
+// r = 2/sqrt(5), mean|x| = 2. d = 2 is a power of two, so the scaling is exact
+// and the only sum rounding is gamma_1 = u/(1-u):
+//   E     = 2 gamma_1 + eta                       ~ 2u
+//   Delta = Compose(gamma_3, gamma_1)(1 + E^2) + E^2 ~ 4u
+//   rho   ~ Delta/(2q) + 5u/2 = 1.6u + 2.5u = 4.1u
+TEST(Bounds, TwoPassRowBoundMatchesAHandWorkedRow) {
+  const BoundModel m = F32Model(Algorithm::kTwoPass);
+  const RowInput row = ExactRow({1.0f, 3.0f}, 0.25);
+  EXPECT_DOUBLE_EQ(row.stats.rstd, 2 / std::sqrt(5.0));
+  const RowBound rb = ForwardRowBound(m, row);
+  EXPECT_NEAR(rb.mean_err, 2 * kU32, 1e-6 * kU32);
+  EXPECT_NEAR(rb.var_err, 4 * kU32, 1e-5 * kU32);
+  EXPECT_NEAR(rb.rstd_rel, 4.1 * kU32, 1e-5 * kU32);
+  EXPECT_EQ(rb.mean, rb.mean_err);  // fp32 accumulation: stored exactly
+  EXPECT_NEAR(rb.rstd, row.stats.rstd * rb.rstd_rel, 1e-12 * kU32);
+
+  // y_0 = xhat_0 = -2/sqrt(5) (gamma 1, beta 0): theta_x ~ 2u + rho = 6.1u,
+  //   X = |xhat| 6.1u + r E = 0.894427 (6.1u + 2u), B = X + |xhat| gamma_2
+  //     = 0.894427 (8.1u + 2u) = 9.033713u; fp32 output: no store rounding.
+  const double xhat = -2 / std::sqrt(5.0);
+  const double b = ForwardElementBound(m, row, rb, {xhat, 1.0, 0.0, xhat});
+  EXPECT_NEAR(b, 0.894427191 * 10.1 * kU32, 1e-5 * kU32);
+}
+
+// Large mean: x = [1000, 1002], eps = 2^-20. mu = 1001, s2 = 1, mean|x| = 1001,
+// kappa_eps = sqrt((1 + 1001^2)/(1 + 2^-20)) ~ 1001. The mean's error term
+// r E = gamma_1 mean|x| r ~ u kappa_eps (k = d - 1 = 1, d = 2 scales exactly)
+// dominates: DESIGN §4's gamma_k kappa_eps.
+TEST(Bounds, TheMeanTermScalesWithKappaEps) {
+  const BoundModel m = F32Model(Algorithm::kTwoPass);
+  const double eps = 0x1p-20;
+  const RowInput row = ExactRow({1000.0f, 1002.0f}, eps);
+  const double kappa_eps = std::sqrt((1 + 1001.0 * 1001.0) / (1 + eps));
+  const RowBound rb = ForwardRowBound(m, row);
+  EXPECT_NEAR(row.stats.rstd * rb.mean_err, kU32 * kappa_eps, 1e-5 * kU32 * kappa_eps);
+  const double xhat = -1 / std::sqrt(1 + eps);
+  const double b = ForwardElementBound(m, row, rb, {xhat, 1.0, 0.0, xhat});
+  EXPECT_GT(b, kU32 * kappa_eps);
+  EXPECT_LT(b, 1.1 * kU32 * kappa_eps);  // the other terms are O(u), not O(u kappa)
+}
+
+TEST(Bounds, AVarianceErrorAsLargeAsQMeansNoClaim) {
+  // A constant row of 10^6 in fp32: E ~ gamma_65 10^6 ~ 0.004 (d = 64), so
+  // E^2 > q = eps = 1e-5: the computed variance may be anything in [0, 2E^2].
+  const BoundModel m = F32Model(Algorithm::kTwoPass);
+  const RowInput row = ExactRow(std::vector<float>(64, 1e6f), 1e-5);
+  const RowBound rb = ForwardRowBound(m, row);
+  EXPECT_GE(rb.var_err, row.stats.var + 1e-5);
+  EXPECT_EQ(rb.rstd_rel, kInf);
+  EXPECT_EQ(ForwardElementBound(m, row, rb, {0.0, 1.0, 0.0, 0.0}), kInf);
+  // Exactly at Delta = q the rstd is still unconstrained.
+  const RowInput tiny = ExactRow({1.0f, 1.0f}, 0.0);  // q = 0
+  EXPECT_EQ(ForwardRowBound(m, tiny).rstd_rel, kInf);
+}
+
+TEST(Bounds, GrowMonotonicallyInD) {
+  for (Algorithm a : {Algorithm::kTwoPass, Algorithm::kWelford, Algorithm::kOnePass,
+                      Algorithm::kKahanTwoPass, Algorithm::kUnknown}) {
+    const BoundModel m = F32Model(a);
+    double last_y = 0, last_rho = 0;
+    for (std::int64_t d : {3, 17, 100, 1000, 10000}) {
+      RowInput row;
+      row.stats = {true, 5.0, 2.0, 1 / std::sqrt(2.0 + 1e-5), 5.2};
+      row.eps = 1e-5;
+      row.d = d;
+      row.max_abs = 9.0;
+      const RowBound rb = ForwardRowBound(m, row);
+      const double y = ForwardElementBound(m, row, rb, {1.5, 1.0, 0.0, 1.5});
+      EXPECT_GT(y, last_y) << AlgorithmName(a) << " d=" << d;
+      EXPECT_GE(rb.rstd_rel, last_rho) << AlgorithmName(a) << " d=" << d;
+      last_y = y;
+      last_rho = rb.rstd_rel;
+    }
+  }
+}
+
+TEST(Bounds, GrowMonotonicallyInKappa) {
+  for (Algorithm a : {Algorithm::kTwoPass, Algorithm::kWelford, Algorithm::kOnePass}) {
+    const BoundModel m = F32Model(a);
+    double last = 0;
+    for (double mu : {0.0, 1.0, 10.0, 100.0, 1000.0}) {  // kappa = sqrt(1 + mu^2), s2 = 1
+      RowInput row;
+      row.stats = {true, mu, 1.0, 1 / std::sqrt(1.0 + 1e-5), std::fabs(mu) + 0.8};
+      row.eps = 1e-5;
+      row.d = 128;
+      row.max_abs = std::fabs(mu) + 3;
+      const RowBound rb = ForwardRowBound(m, row);
+      const double y = ForwardElementBound(m, row, rb, {1.0, 1.0, 0.0, 1.0});
+      EXPECT_GT(y, last) << AlgorithmName(a) << " mu=" << mu;
+      last = y;
+    }
+  }
+}
+
+// CGL 1983: at kappa = 1000 the one-pass variance loses k kappa^2 u, the stable
+// algorithms k kappa u (Welford) or (k kappa u)^2 (two-pass).
+TEST(Bounds, OnePassLosesKappaSquaredWhereStableAlgorithmsLoseKappa) {
+  RowInput row;
+  row.stats = {true, 1000.0, 1.0, 1 / std::sqrt(1.0 + 1e-5), 1000.0};
+  row.eps = 1e-5;
+  row.d = 64;
+  row.max_abs = 1003.0;
+  const double one = ForwardRowBound(F32Model(Algorithm::kOnePass), row).var_err;
+  const double two = ForwardRowBound(F32Model(Algorithm::kTwoPass), row).var_err;
+  const double wel = ForwardRowBound(F32Model(Algorithm::kWelford), row).var_err;
+  const double k_u = 63 * kU32;
+  EXPECT_GT(one, k_u * 1e6);       // ~ (k+2) u kappa^2
+  EXPECT_LT(wel, 10 * k_u * 1e3);  // ~ k u kappa, a few times
+  EXPECT_LT(two, 10 * k_u);        // ~ (d+3) u + (gamma kappa)^2
+}
+
+TEST(Bounds, RmsNormHasNoMeanTerm) {
+  const BoundModel m = F32Model(Algorithm::kSumOfSquares, Norm::kRmsNorm);
+  // x = [3, 4]: ms = 12.5, eps = 0.5: q = 13, r = 1/sqrt(13). d = 2, chain 1:
+  // Delta = Compose(gamma_1, gamma_1) 12.5 + ... ~ 25u, rho ~ 25u/26 + 2.5u.
+  const RowInput row = ExactRow({3.0f, 4.0f}, 0.5, Norm::kRmsNorm);
+  EXPECT_DOUBLE_EQ(row.stats.var, 12.5);
+  const RowBound rb = ForwardRowBound(m, row);
+  EXPECT_EQ(rb.mean_err, 0.0);
+  EXPECT_NEAR(rb.var_err, 25 * kU32, 1e-4 * kU32);
+  EXPECT_NEAR(rb.rstd_rel, (25.0 / 26 + 2.5) * kU32, 1e-4 * kU32);
+}
+
+TEST(Bounds, NarrowOutputsAddHalfAnUlpOfTheirFormat) {
+  BoundModel m = F32Model(Algorithm::kTwoPass);
+  const RowInput row = ExactRow({1.0f, 3.0f}, 0.25);
+  const RowBound rb = ForwardRowBound(m, row);
+  const ElementInput e{-2 / std::sqrt(5.0), 1.0, 0.0, -2 / std::sqrt(5.0)};
+  const double f32 = ForwardElementBound(m, row, rb, e);
+  m.out = kBfloat16;
+  EXPECT_NEAR(ForwardElementBound(m, row, rb, e) - f32, 0x1p-9, 1e-12);  // ulp_bf16(0.89)/2
+  m.out = kBinary16;
+  EXPECT_NEAR(ForwardElementBound(m, row, rb, e) - f32, 0x1p-12, 1e-12);
+}
+
+TEST(Bounds, Fp64AccumulationStoresItsStatisticsWithAFloatRounding) {
+  BoundModel m = F32Model(Algorithm::kTwoPass);
+  m.acc = m.out = m.param = kBinary64;
+  const RowInput row = ExactRow({1.0f, 3.0f}, 0.25);
+  const RowBound rb = ForwardRowBound(m, row);
+  EXPECT_LT(rb.mean_err, 1e-15);
+  EXPECT_NEAR(rb.mean, rb.mean_err + 0x1p-23, 1e-15);  // half an fp32 ulp of 2
+  EXPECT_NEAR(rb.rstd, row.stats.rstd * rb.rstd_rel + 0x1p-25, 1e-15);  // r in [0.5, 1)
+}
+
+TEST(Bounds, DxBoundIsPositiveWhereTheExactDxCancels) {
+  // g in span{1, xhat} gives dx = 0 exactly; the computed dx is a cancellation
+  // residue, bounded by r (mean|g| + |g_i| + |xhat_i| mean|g xhat|) terms.
+  const BoundModel m = F32Model(Algorithm::kTwoPass);
+  const RowInput row = ExactRow({1.0f, 3.0f}, 0.25);
+  const RowBound rb = ForwardRowBound(m, row);
+  const double xh = 2 / std::sqrt(5.0);
+  // g = 1 + xhat: g = [1 - xh, 1 + xh]; mean|g| = 1, mean|g xhat| = xh^2.
+  const BackwardRowInput bin{1.0, xh * xh};
+  const BackwardRowBound bb = BackwardRowBoundFor(m, row, rb, bin);
+  const double b = DxElementBound(m, row, bin, bb, {xh, 1 + xh, 0.0});
+  const double scale = row.stats.rstd * (1.0 + (1 + xh) + xh * xh * xh);
+  EXPECT_GT(b, scale * kU32);
+  EXPECT_LT(b, scale * 40 * kU32);
+}
+
+TEST(Bounds, ColumnBoundsGrowWithRows) {
+  const BoundModel m = F32Model(Algorithm::kTwoPass);
+  ColumnInput c{4, 2.0, 1e-6, 3.0, 1.0, 1.0};
+  const double g4 = DgammaBound(m, c);
+  const double b4 = DbetaBound(m, c);
+  EXPECT_NEAR(b4, Gamma(m, 3) * 3.0, 1e-20);
+  c.rows = 400;
+  EXPECT_GT(DgammaBound(m, c), g4);
+  EXPECT_GT(DbetaBound(m, c), b4);
+}
+
+// ---- The models bound what the algorithms actually do ----
+// Float simulations of each algorithm (the same operation order the models
+// count), on rows up to kappa = 10^3, against long-double statistics.
+
+struct Computed {
+  float mean, var, rstd;
+};
+
+Computed SimTwoPass(const std::vector<float>& x, float eps, bool kahan) {
+  const auto n = static_cast<float>(x.size());
+  auto sum = [&](auto term) {
+    float s = 0, c = 0;
+    for (std::size_t i = 0; i < x.size(); ++i) {
+      if (kahan) {
+        const float y = term(i) - c;
+        const float t = s + y;
+        c = (t - s) - y;
+        s = t;
+      } else {
+        s = s + term(i);
+      }
+    }
+    return s;
+  };
+  const float mean = sum([&](std::size_t i) { return x[i]; }) / n;
+  const float var = sum([&](std::size_t i) {
+                      const float dv = x[i] - mean;
+                      return dv * dv;
+                    }) / n;
+  return {mean, var, 1.0f / std::sqrt(var + eps)};
+}
+
+struct WState {
+  float n = 0, mean = 0, m2 = 0;
+};
+WState SimWelfordRun(const std::vector<float>& x, std::size_t b, std::size_t e) {
+  WState s;
+  for (std::size_t i = b; i < e; ++i) {
+    s.n += 1;
+    const float delta = x[i] - s.mean;
+    s.mean = s.mean + delta / s.n;
+    s.m2 = s.m2 + delta * (x[i] - s.mean);
+  }
+  return s;
+}
+WState SimMerge(const WState& a, const WState& b) {
+  WState s;
+  s.n = a.n + b.n;
+  const float delta = b.mean - a.mean;
+  s.mean = a.mean + delta * (b.n / s.n);
+  s.m2 = (a.m2 + b.m2) + delta * delta * (a.n * b.n / s.n);
+  return s;
+}
+WState SimWelfordTree(const std::vector<float>& x, std::size_t lo, std::size_t hi, std::size_t c) {
+  if (hi - lo == 1) return SimWelfordRun(x, lo * c, std::min(x.size(), (lo + 1) * c));
+  const std::size_t mid = lo + (hi - lo + 1) / 2;
+  return SimMerge(SimWelfordTree(x, lo, mid, c), SimWelfordTree(x, mid, hi, c));
+}
+Computed SimWelford(const std::vector<float>& x, float eps, std::size_t chunk) {
+  const std::size_t parts = (x.size() + chunk - 1) / chunk;
+  const WState s = SimWelfordTree(x, 0, parts, chunk);
+  const float var = s.m2 / static_cast<float>(x.size());
+  return {s.mean, var, 1.0f / std::sqrt(var + eps)};
+}
+
+Computed SimOnePass(const std::vector<float>& x, float eps) {
+  float s1 = 0, s2 = 0;
+  for (float v : x) {
+    s1 = s1 + v;
+    s2 = s2 + v * v;
+  }
+  const auto n = static_cast<float>(x.size());
+  const float mean = s1 / n;
+  float var = (s2 - s1 * mean) / n;
+  if (var < 0) var = 0;
+  return {mean, var, 1.0f / std::sqrt(var + eps)};
+}
+
+std::vector<float> RandomRow(std::mt19937_64& rng, std::size_t d, double mu, double sigma) {
+  std::normal_distribution<double> z(0.0, 1.0);
+  std::vector<float> x(d);
+  for (float& v : x) v = static_cast<float>(mu + sigma * z(rng));
+  return x;
+}
+
+void ExpectWithin(const BoundModel& m, const std::vector<float>& x, float eps, const Computed& c,
+                  const char* what) {
+  const RowInput row = ExactRow(x, eps, m.norm);
+  const RowBound rb = ForwardRowBound(m, row);
+  // The long-double reference is off by ~d 2^-64 kappa^2 relative: far below
+  // these fp32 bounds; 1e-6 of the bound absorbs it.
+  constexpr double kRef = 1 + 1e-6;
+  EXPECT_LE(std::fabs(c.mean - row.stats.mean), rb.mean_err * kRef)
+      << what << " d=" << x.size() << " mu=" << row.stats.mean << " s2=" << row.stats.var;
+  EXPECT_LE(std::fabs(c.var - row.stats.var), rb.var_err * kRef)
+      << what << " d=" << x.size() << " mu=" << row.stats.mean << " s2=" << row.stats.var;
+  EXPECT_LE(std::fabs(c.rstd - row.stats.rstd), rb.rstd * kRef)
+      << what << " d=" << x.size() << " mu=" << row.stats.mean << " s2=" << row.stats.var;
+  // And one element of y through the model's element bound.
+  const float xh_c = (x[0] - c.mean) * c.rstd;
+  const double xh = (x[0] - row.stats.mean) * row.stats.rstd;
+  EXPECT_LE(std::fabs(xh_c - xh), ForwardElementBound(m, row, rb, {xh, 1.0, 0.0, xh}) * kRef)
+      << what << " d=" << x.size();
+}
+
+TEST(Bounds, HoldForSimulatedFloatAlgorithmsOnRandomAndLargeMeanRows) {
+  std::mt19937_64 rng(20240611);
+  const float eps = 1e-5f;
+  for (std::size_t d : {1, 2, 7, 33, 64, 100, 513, 2048}) {
+    for (double mu : {0.0, 1.0, 30.0, 1000.0}) {
+      for (int rep = 0; rep < 4; ++rep) {
+        const std::vector<float> x = RandomRow(rng, d, mu, 1.0);
+        ExpectWithin(F32Model(Algorithm::kTwoPass), x, eps, SimTwoPass(x, eps, false), "two_pass");
+        ExpectWithin(F32Model(Algorithm::kKahanTwoPass), x, eps, SimTwoPass(x, eps, true),
+                     "kahan");
+        ExpectWithin(F32Model(Algorithm::kWelford), x, eps, SimWelford(x, eps, d), "welford");
+        BoundModel tree = F32Model(Algorithm::kWelford);
+        tree.reduction = Reduction::kTree;
+        tree.chunk = 32;
+        ExpectWithin(tree, x, eps, SimWelford(x, eps, 32), "welford_tree");
+        ExpectWithin(F32Model(Algorithm::kOnePass), x, eps, SimOnePass(x, eps), "one_pass");
+        ExpectWithin(F32Model(Algorithm::kUnknown), x, eps, SimTwoPass(x, eps, false), "generic");
+      }
+    }
+  }
+}
+
+TEST(Bounds, HoldForASimulatedTwoPassBackward) {
+  // dx of a float two-pass kernel (impls/cpu/scalar_common.h's order) against
+  // long-double dx, with the forward's own float mean/rstd.
+  std::mt19937_64 rng(7);
+  std::normal_distribution<double> z(0.0, 1.0);
+  const BoundModel m = F32Model(Algorithm::kTwoPass);
+  const float eps = 1e-5f;
+  for (std::size_t d : {2, 9, 64, 300}) {
+    for (double mu : {0.0, 5.0, 200.0}) {
+      const std::vector<float> x = RandomRow(rng, d, mu, 1.0);
+      std::vector<float> gamma(d), dy(d);
+      for (std::size_t i = 0; i < d; ++i) {
+        gamma[i] = static_cast<float>(1 + 0.3 * z(rng));
+        dy[i] = static_cast<float>(z(rng));
+      }
+      const Computed c = SimTwoPass(x, eps, false);
+      const auto n = static_cast<float>(d);
+      std::vector<float> xh(d), g(d);
+      float sa = 0, sb = 0;
+      for (std::size_t i = 0; i < d; ++i) {
+        xh[i] = (x[i] - c.mean) * c.rstd;
+        g[i] = dy[i] * gamma[i];
+        sa = sa + g[i];
+      }
+      for (std::size_t i = 0; i < d; ++i) sb = sb + g[i] * xh[i];
+      const float a = sa / n, b = sb / n;
+
+      const RowInput row = ExactRow(x, eps);
+      const RowBound rb = ForwardRowBound(m, row);
+      long double ea = 0, eb = 0, g1 = 0, g2 = 0;
+      std::vector<long double> exh(d), eg(d);
+      for (std::size_t i = 0; i < d; ++i) {
+        exh[i] = (x[i] - static_cast<long double>(row.stats.mean)) * row.stats.rstd;
+        eg[i] = static_cast<long double>(dy[i]) * gamma[i];
+        ea += eg[i];
+        eb += eg[i] * exh[i];
+        g1 += std::fabs(eg[i]);
+        g2 += std::fabs(eg[i] * exh[i]);
+      }
+      ea /= d;
+      eb /= d;
+      const BackwardRowInput bin{static_cast<double>(g1 / d), static_cast<double>(g2 / d)};
+      const BackwardRowBound bb = BackwardRowBoundFor(m, row, rb, bin);
+      for (std::size_t i = 0; i < d; ++i) {
+        const float dx = c.rstd * ((g[i] - a) - xh[i] * b);
+        const long double edx = row.stats.rstd * (eg[i] - ea - exh[i] * eb);
+        const double bound = DxElementBound(
+            m, row, bin, bb,
+            {static_cast<double>(exh[i]), static_cast<double>(eg[i]), static_cast<double>(edx)});
+        EXPECT_LE(std::fabs(dx - edx), bound * (1 + 1e-6)) << "d=" << d << " mu=" << mu;
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace lnv

@@ -1,0 +1,464 @@
+#include "harness/check.h"
+
+#include <charconv>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <map>
+#include <string_view>
+#include <tuple>
+
+#include "harness/families.h"
+#include "harness/formats.h"
+
+namespace lnv {
+namespace {
+
+std::string Fmt(const char* f, double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, f, v);
+  return buf;
+}
+
+std::string Pad(std::string s, std::size_t w) {
+  if (s.size() < w) s.append(w - s.size(), ' ');
+  return s;
+}
+
+std::string PadLeft(std::string s, std::size_t w) {
+  if (s.size() < w) s.insert(0, w - s.size(), ' ');
+  return s;
+}
+
+// Registry names contain '/', ':'; file names keep [A-Za-z0-9._-].
+std::string FileSafe(std::string_view s) {
+  std::string o;
+  for (char ch : s) {
+    const bool ok = (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') ||
+                    ch == '.' || ch == '-' || ch == '_';
+    o += ok ? ch : '_';
+  }
+  return o;
+}
+
+bool RowLocal(Output o) { return o == Output::kY || o == Output::kMean || o == Output::kRstd || o == Output::kDx; }
+
+// The row of an output's element index.
+std::int64_t RowOf(Output o, std::int64_t index, std::int64_t d) {
+  return (o == Output::kY || o == Output::kDx) ? index / d : index;
+}
+
+// The output that decides a judgement's verdict (its worst element's output).
+Output DecidingOutput(const Judgement& j) {
+  Output best = Output::kY;
+  bool found = false;
+  for (const OutputResult& o : j.outputs) {
+    if (!o.present) continue;
+    if (!found || o.verdict > j[best].verdict ||
+        (o.verdict == j[best].verdict && o.max_bound_use > j[best].max_bound_use)) {
+      best = o.output;
+      found = true;
+    }
+  }
+  return best;
+}
+
+bool MeetsExpectation(ImplStatus status, bool any_failure) {
+  switch (status) {
+    case ImplStatus::kClaimsBound: return !any_failure;
+    case ImplStatus::kNegativeControl: return any_failure;
+    case ImplStatus::kObserved: return true;  // compared to a baseline elsewhere
+  }
+  return false;
+}
+
+std::string BudgetName(Budget b) { return b == Budget::kQuick ? "quick" : "full"; }
+
+std::string CommandLine(const CheckOptions& o) {
+  std::string s = o.program + " --budget " + BudgetName(o.budget) + " --seed " + std::to_string(o.seed);
+  if (o.impls_glob != "*") s += " --impls '" + o.impls_glob + "'";
+  if (o.families_glob != "*") s += " --families '" + o.families_glob + "'";
+  return s;
+}
+
+// Writes the failing case (shrunk to its worst row when the failure is
+// row-local and the row alone still fails) and returns the path and the
+// summary of the written case, or an error.
+struct Written {
+  std::string path, summary, error;
+};
+Written WriteFailure(const CheckOptions& opt, const ImplInfo& impl, const Case& c,
+                     const Judgement& j, const PlannedRun& run) {
+  Case w = c;
+  Judgement jw = j;
+  const Output o = DecidingOutput(j);
+  if (c.rows > 1 && RowLocal(o) && j[o].worst) {
+    Case one = SelectRows(c, {RowOf(o, *j[o].worst, c.d)});
+    Judgement j1 = Judge(impl, one);
+    if (IsFailure(j1.verdict)) {
+      w = std::move(one);
+      jw = std::move(j1);
+    }
+  }
+  Written out;
+  std::error_code ec;
+  std::filesystem::create_directories(opt.cases_dir, ec);
+  out.path = (std::filesystem::path(opt.cases_dir) /
+              (FileSafe(impl.name) + "__" + run.family + "_d" + std::to_string(c.d) + "_s" +
+               std::to_string(c.provenance.seed.value_or(0)) + ".case"))
+                 .string();
+  out.summary = Summarize(jw);
+  w.kernel = impl.name;
+  w.provenance.found_by = CommandLine(opt);
+  w.provenance.why += "; " + std::string(VerdictName(jw.verdict)) + " on " +
+                      std::string(OutputName(DecidingOutput(jw)));
+  w.provenance.replay = opt.program + " --replay " + out.path;
+  w.provenance.notes.push_back(std::string("status ") + std::string(StatusName(impl.status)) +
+                               (impl.status == ImplStatus::kNegativeControl
+                                    ? ": must be caught (this case catches it)"
+                                    : ": must meet its bound"));
+  w.provenance.notes.push_back("result " + out.summary);
+  if (!WriteCaseFile(out.path, w, &out.error)) out.path.clear();
+  return out;
+}
+
+void PrintTable(const std::vector<KernelSummary>& ks, std::ostream& out) {
+  std::size_t wn = 6;
+  for (const KernelSummary& k : ks) wn = std::max(wn, k.name.size());
+  out << Pad("kernel", wn) << "  dtype  " << Pad("status", 16) << PadLeft("cases", 5)
+      << PadLeft("max ULP", 11) << "  " << Pad("(of)", 7) << PadLeft("bound use", 10) << "  "
+      << Pad("(of)", 7) << "verdict\n";
+  for (const KernelSummary& k : ks) {
+    std::string verdict(VerdictName(k.verdict));
+    if (k.status == ImplStatus::kNegativeControl) verdict += k.ok ? " (caught)" : " (NOT CAUGHT)";
+    else if (!k.ok) verdict += " (FAILED)";
+    out << Pad(k.name, wn) << "  " << Pad(std::string(DTypeName(k.dtype)), 5) << "  "
+        << Pad(std::string(StatusName(k.status)), 16) << PadLeft(std::to_string(k.cases), 5)
+        << PadLeft(Fmt("%.4g", k.max_ulp), 11) << "  "
+        << Pad(std::string(OutputName(k.max_ulp_output)), 7)
+        << PadLeft(Fmt("%.4g", k.max_bound_use), 10) << "  "
+        << Pad(std::string(OutputName(k.max_use_output)), 7) << verdict << "\n";
+  }
+}
+
+}  // namespace
+
+std::vector<PlannedRun> BudgetPlan(Budget budget) {
+  std::vector<PlannedRun> plan;
+  for (const Family& f : AllFamilies()) {
+    const std::string name(f.name);
+    if (budget == Budget::kQuick) {
+      PlannedRun r{name, 64, 8, 0, 4099, 2048};
+      if (name == "large_mean") r.rows = 16;  // the kappa sweep needs rows
+      if (name == "nan_inf_rows") r.rows = 10;
+      plan.push_back(r);
+      // Short and long rows where the value families matter most.
+      if (name == "standard_normal" || name == "large_mean" || name == "heavy_tails" ||
+          name == "near_constant" || name == "tiny_magnitude") {
+        plan.push_back({name, 7, r.rows, 1, 0, 0});
+        plan.push_back({name, 768, 4, 2, 0, 0});
+      }
+    } else {
+      for (std::uint64_t s = 0; s < 2; ++s) {
+        if (name == "large_d") {
+          plan.push_back({name, 64, 2, s, 65536 + 17, 0});
+        } else if (name == "many_rows") {
+          plan.push_back({name, 64, 1, s, 0, 65536});
+        } else if (name == "d_one") {
+          plan.push_back({name, 1, 64, s, 0, 0});
+        } else {
+          for (const auto& [d, rows] : {std::pair<std::int64_t, std::int64_t>{7, 16}, {64, 32},
+                                        {768, 8}, {4096, 4}}) {
+            plan.push_back({name, d, name == "large_mean" ? 2 * rows : rows, s, 0, 0});
+          }
+        }
+      }
+    }
+  }
+  return plan;
+}
+
+CheckResult RunCheck(const CheckOptions& opt, std::ostream& out) {
+  const auto t0 = std::chrono::steady_clock::now();
+  CheckResult result;
+  const std::vector<ImplInfo>& all = opt.impls.empty() ? AllImpls() : opt.impls;
+  std::vector<const ImplInfo*> impls;
+  for (const ImplInfo& i : all) {
+    if (GlobMatch(opt.impls_glob, i.name)) impls.push_back(&i);
+  }
+  out << "ln_check: seed " << opt.seed << ", budget " << BudgetName(opt.budget) << ", "
+      << impls.size() << " kernel(s) matching '" << opt.impls_glob << "'\n";
+  if (impls.empty()) {
+    out << "ln_check: no kernel matches --impls '" << opt.impls_glob << "'\n";
+    result.exit_code = 2;
+    return result;
+  }
+  // Kernels sharing (norm, x dtype, param dtype) share cases and oracle answers.
+  std::map<std::tuple<int, int, int>, std::vector<std::size_t>> groups;
+  for (std::size_t k = 0; k < impls.size(); ++k) {
+    const ImplInfo& i = *impls[k];
+    KernelSummary s;
+    s.name = i.name;
+    s.dtype = i.x_dtype;
+    s.status = i.status;
+    result.kernels.push_back(std::move(s));
+    groups[{static_cast<int>(i.norm), static_cast<int>(i.x_dtype), static_cast<int>(i.param_dtype)}]
+        .push_back(k);
+  }
+  std::vector<bool> any_failure(impls.size(), false);
+  for (const PlannedRun& run : BudgetPlan(opt.budget)) {
+    if (!GlobMatch(opt.families_glob, run.family)) continue;
+    const Family* fam = FindFamily(run.family);
+    for (const auto& [key, members] : groups) {
+      const ImplInfo& first = *impls[members.front()];
+      FamilyParams p;
+      p.norm = first.norm;
+      p.dtype = first.x_dtype;
+      p.param_dtype = first.param_dtype;
+      p.d = run.d;
+      p.rows = run.rows;
+      p.seed = opt.seed + run.seed_offset;
+      if (run.large_d > 0) p.large_d = run.large_d;
+      if (run.many_rows > 0) p.many_rows = run.many_rows;
+      Case c = GenerateCase(*fam, p);
+      const Reference ref = ComputeReference(c);
+      for (std::size_t k : members) {
+        const ImplInfo& impl = *impls[k];
+        c.kernel = impl.name;
+        const Judgement j = JudgeWithReference(impl, c, ref);
+        KernelSummary& s = result.kernels[k];
+        ++s.cases;
+        for (const OutputResult& o : j.outputs) {
+          if (!o.present) continue;
+          if (o.max_ulp > s.max_ulp) {
+            s.max_ulp = o.max_ulp;
+            s.max_ulp_output = o.output;
+          }
+          if (o.max_bound_use > s.max_bound_use) {
+            s.max_bound_use = o.max_bound_use;
+            s.max_use_output = o.output;
+          }
+          s.unclaimed += o.unclaimed;
+          s.undecided += o.undecided;
+        }
+        s.verdict = std::max(s.verdict, j.verdict);
+        if (!IsFailure(j.verdict)) continue;
+        const bool first_failure = !any_failure[k];
+        any_failure[k] = true;
+        if (first_failure) s.first_failure = run.family + ": " + Summarize(j);
+        // Claims and observed kernels: a case per failing family; a caught
+        // negative control: its first catch, to show the replay.
+        const bool write = opt.write_cases &&
+                           (impl.status != ImplStatus::kNegativeControl || first_failure);
+        if (!write) continue;
+        const Written w = WriteFailure(opt, impl, c, j, run);
+        if (w.path.empty()) {
+          out << "ln_check: cannot write a case for " << impl.name << ": " << w.error << "\n";
+          continue;
+        }
+        s.case_files.push_back(w.path);
+        out << (impl.status == ImplStatus::kNegativeControl ? "caught  " : "FINDING ") << impl.name
+            << " on " << run.family << " (d=" << c.d << ")\n"
+            << "  case   " << w.path << "\n  replay " << opt.program << " --replay " << w.path
+            << "\n  result " << w.summary << "\n";
+      }
+    }
+  }
+  int failed = 0;
+  for (std::size_t k = 0; k < impls.size(); ++k) {
+    KernelSummary& s = result.kernels[k];
+    s.ok = MeetsExpectation(s.status, any_failure[k]);
+    if (!s.ok) ++failed;
+  }
+  out << "\n";
+  PrintTable(result.kernels, out);
+  result.seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  result.exit_code = failed == 0 ? 0 : 1;
+  out << "\n" << (failed == 0 ? "ok" : "FAILED") << ": " << impls.size() - failed << "/"
+      << impls.size() << " kernels as expected (claims_bound within bound, negative controls "
+      << "caught); seed " << opt.seed << "; " << Fmt("%.1f", result.seconds) << " s\n";
+  std::int64_t unclaimed = 0, undecided = 0;
+  for (const KernelSummary& s : result.kernels) {
+    unclaimed += s.unclaimed;
+    undecided += s.undecided;
+  }
+  if (unclaimed > 0 || undecided > 0) {
+    out << "  (" << unclaimed << " element(s) without a claim: bound +inf, e.g. variance error >= "
+        << "sigma^2 + eps; " << undecided << " left undecided by the oracle)\n";
+  }
+  for (const KernelSummary& s : result.kernels) {
+    if (s.ok) continue;
+    out << "  " << s.name << ": "
+        << (s.status == ImplStatus::kNegativeControl ? "negative control NOT caught"
+                                                     : s.first_failure)
+        << "\n";
+  }
+  return result;
+}
+
+int ReplayCase(const std::string& path, const std::vector<ImplInfo>& impls, std::ostream& out,
+               std::ostream& err) {
+  Case c;
+  std::string error;
+  if (!ReadCaseFile(path, &c, &error)) {
+    err << "ln_check: " << error << "\n";
+    return 2;
+  }
+  const ImplInfo* impl = nullptr;
+  for (const ImplInfo& i : impls) {
+    if (i.name == c.kernel) impl = &i;
+  }
+  if (impl == nullptr) {
+    err << "ln_check: " << path << ": no registered kernel named '" << c.kernel << "'\n";
+    return 2;
+  }
+  if (const std::string why = CheckCompatible(*impl, c); !why.empty()) {
+    err << "ln_check: " << path << ": " << why << "\n";
+    return 2;
+  }
+  JudgeOptions jo;
+  jo.keep_elements = true;
+  const Judgement j = Judge(*impl, c, jo);
+  out << "case    " << path << "\nkernel  " << impl->name << " (" << StatusName(impl->status)
+      << ", bound model " << AlgorithmName(impl->bound_algorithm) << ")\n"
+      << "shape   " << NormName(c.norm) << ", " << DTypeName(c.dtype) << "/"
+      << DTypeName(c.param_dtype) << ", d=" << c.d << ", rows=" << c.rows
+      << ", eps=" << FormatValue(c.eps) << "\n";
+  if (!c.provenance.family.empty()) out << "family  " << c.provenance.family << "\n";
+  if (!c.provenance.found_by.empty()) out << "found   " << c.provenance.found_by << "\n";
+  if (!c.provenance.why.empty()) out << "why     " << c.provenance.why << "\n";
+  constexpr std::int64_t kMaxPrinted = 4096;
+  for (const OutputResult& o : j.outputs) {
+    if (!o.present) continue;
+    const bool wide = o.format.precision > 24;
+    const char* vf = wide ? "%.17g" : "%.9g";
+    out << "\n" << OutputName(o.output) << ": " << o.count << " elements, max "
+        << Fmt("%.4g", o.max_ulp) << " ulp, bound use " << Fmt("%.4g", o.max_bound_use)
+        << ", verdict " << VerdictName(o.verdict);
+    if (o.worst) out << ", worst element " << *o.worst;
+    out << "\n  " << PadLeft("index", 7) << PadLeft("row", 6) << PadLeft("col", 6)
+        << PadLeft("oracle", 26) << PadLeft("exact", 26) << PadLeft("kernel", 26)
+        << PadLeft("err ulp", 12) << PadLeft("bound ulp", 12) << PadLeft("use", 11) << "  verdict\n";
+    std::int64_t printed = 0;
+    for (const ElementResult& e : o.elements) {
+      if (printed++ == kMaxPrinted) {
+        out << "  ... " << o.elements.size() - kMaxPrinted << " more\n";
+        break;
+      }
+      const bool per_elem = o.output == Output::kY || o.output == Output::kDx;
+      const std::int64_t row = per_elem ? e.index / c.d : (RowLocal(o.output) ? e.index : -1);
+      const std::int64_t col = per_elem ? e.index % c.d : (RowLocal(o.output) ? -1 : e.index);
+      const double ulp = FormatUlp(e.exact.hi + e.exact.lo, o.format);
+      out << "  " << PadLeft(std::to_string(e.index), 7)
+          << PadLeft(row >= 0 ? std::to_string(row) : "-", 6)
+          << PadLeft(col >= 0 ? std::to_string(col) : "-", 6)
+          << PadLeft(Fmt(vf, e.exact.rounded), 26) << PadLeft(Fmt("%.17g", e.exact.hi + e.exact.lo), 26)
+          << PadLeft(Fmt(vf, e.kernel), 26) << PadLeft(Fmt("%.4g", e.ulps), 12)
+          << PadLeft(Fmt("%.4g", e.bound / ulp), 12) << PadLeft(Fmt("%.4g", e.bound_use), 11)
+          << "  " << VerdictName(e.verdict) << "\n";
+    }
+  }
+  const bool failure = IsFailure(j.verdict);
+  const bool expected = MeetsExpectation(impl->status, failure);
+  out << "\nresult " << Summarize(j) << "\n"
+      << (expected ? "as expected" : "NOT as expected") << " for a " << StatusName(impl->status)
+      << " kernel\n";
+  return expected ? 0 : 1;
+}
+
+std::string CheckUsage() {
+  return "usage: ln_check [options]\n"
+         "       ln_check --replay FILE\n"
+         "\n"
+         "Runs every registered LayerNorm/RMSNorm kernel over the seeded input families,\n"
+         "judges each output against the exact oracle and the kernel's derived error\n"
+         "bound, prints a table (kernel, dtype, max ULP, max bound use, verdict) and\n"
+         "writes a case file for each failure.\n"
+         "\n"
+         "  --impls GLOB       only kernels whose registry name matches (*, ?); default *\n"
+         "  --families GLOB    only input families matching; default *\n"
+         "  --budget B         quick (default, seconds) or full (longer: more d, rows, seeds)\n"
+         "  --seed N           base seed of the families (default " +
+         std::to_string(kDefaultSeed) +
+         "); always printed\n"
+         "  --cases-dir DIR    where failing cases are written (default lnv-cases/)\n"
+         "  --no-cases         do not write case files\n"
+         "  --replay FILE      judge the case in FILE again, element by element\n"
+         "  --help             this text\n"
+         "\n"
+         "Exit status: 0 every claims_bound kernel within its bound and every\n"
+         "negative_control caught; 1 otherwise (a finding); 2 bad usage or unreadable\n"
+         "input. A replay exits 0 when its verdict is what the kernel's status expects.\n";
+}
+
+int ParseCheckArgs(const std::vector<std::string>& args, CheckOptions* o, bool* help,
+                   std::string* replay, std::string* error) {
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    std::string a = args[i];
+    std::string value;
+    bool has_value = false;
+    if (const auto eq = a.find('='); a.rfind("--", 0) == 0 && eq != std::string::npos) {
+      value = a.substr(eq + 1);
+      a = a.substr(0, eq);
+      has_value = true;
+    }
+    auto take = [&](std::string* dst) {
+      if (!has_value) {
+        if (i + 1 >= args.size()) {
+          *error = a + " needs a value";
+          return false;
+        }
+        value = args[++i];
+      }
+      if (value.empty()) {
+        *error = a + " needs a non-empty value";
+        return false;
+      }
+      *dst = value;
+      return true;
+    };
+    std::string v;
+    if (a == "--help" || a == "-h") {
+      *help = true;
+    } else if (a == "--impls") {
+      if (!take(&o->impls_glob)) return 2;
+    } else if (a == "--families") {
+      if (!take(&o->families_glob)) return 2;
+    } else if (a == "--budget") {
+      if (!take(&v)) return 2;
+      if (v == "quick") o->budget = Budget::kQuick;
+      else if (v == "full") o->budget = Budget::kFull;
+      else {
+        *error = "--budget: want quick or full, got '" + v + "'";
+        return 2;
+      }
+    } else if (a == "--seed") {
+      if (!take(&v)) return 2;
+      std::uint64_t s = 0;
+      const auto [p, ec] = std::from_chars(v.data(), v.data() + v.size(), s);
+      if (ec != std::errc() || p != v.data() + v.size()) {
+        *error = "--seed: '" + v + "' is not an unsigned 64-bit integer";
+        return 2;
+      }
+      o->seed = s;
+    } else if (a == "--cases-dir") {
+      if (!take(&o->cases_dir)) return 2;
+    } else if (a == "--no-cases") {
+      o->write_cases = false;
+    } else if (a == "--replay") {
+      if (!take(replay)) return 2;
+    } else {
+      *error = "unknown argument '" + args[i] + "'";
+      return 2;
+    }
+    if (has_value && (a == "--help" || a == "-h" || a == "--no-cases")) {
+      *error = a + " takes no value";
+      return 2;
+    }
+  }
+  return 0;
+}
+
+}  // namespace lnv

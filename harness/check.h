@@ -1,0 +1,88 @@
+// The library behind ln_check: every registered kernel over the input
+// families, a table of results, a case file for each failure, and the exit
+// status of DESIGN.md §6 (0: every claim holds and every negative control is
+// caught; 1: a finding; 2: bad usage or unreadable input).
+#ifndef LNV_HARNESS_CHECK_H_
+#define LNV_HARNESS_CHECK_H_
+
+#include <cstdint>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "harness/judge.h"
+#include "impls/registry.h"
+
+namespace lnv {
+
+enum class Budget { kQuick, kFull };
+
+inline constexpr std::uint64_t kDefaultSeed = 20240611;
+
+struct CheckOptions {
+  std::string impls_glob = "*";
+  std::string families_glob = "*";
+  Budget budget = Budget::kQuick;
+  std::uint64_t seed = kDefaultSeed;
+  std::string cases_dir = "lnv-cases";
+  bool write_cases = true;
+  std::string program = "ln_check";  // how the replay command names the tool
+  // The kernels to check; empty: AllImpls() (both filtered by impls_glob).
+  std::vector<ImplInfo> impls;
+};
+
+// One planned run: a family with the shape parameters of the budget.
+struct PlannedRun {
+  std::string family;
+  std::int64_t d = 0;
+  std::int64_t rows = 0;
+  std::uint64_t seed_offset = 0;  // added to the user's seed
+  std::int64_t large_d = 0;
+  std::int64_t many_rows = 0;
+};
+std::vector<PlannedRun> BudgetPlan(Budget budget);
+
+struct KernelSummary {
+  std::string name;
+  DType dtype = DType::kF32;
+  ImplStatus status = ImplStatus::kClaimsBound;
+  std::int64_t cases = 0;
+  double max_ulp = 0.0;          // over every judged output
+  Output max_ulp_output = Output::kY;
+  double max_bound_use = 0.0;
+  Output max_use_output = Output::kY;
+  Verdict verdict = Verdict::kPass;  // the worst over all cases
+  std::string first_failure;         // "family: summary" of the first failing case
+  std::int64_t unclaimed = 0;        // elements whose bound was +inf (no claim)
+  std::int64_t undecided = 0;
+  bool ok = true;  // claims_bound: no failure; negative_control: caught; observed: always
+  std::vector<std::string> case_files;
+};
+
+struct CheckResult {
+  std::vector<KernelSummary> kernels;
+  int exit_code = 0;
+  double seconds = 0.0;
+};
+
+// Runs the check, printing progress, the table and every case file written
+// (with its replay command) to `out`.
+CheckResult RunCheck(const CheckOptions& options, std::ostream& out);
+
+// ln_check --replay FILE: prints oracle vs kernel element by element, with
+// error and bound, then the same summary line the run that wrote the file
+// printed. Returns 0 when the verdict is what the kernel's status expects
+// (claims_bound: no failure; negative_control: a failure), 1 when not, 2 when
+// the file is unreadable or names no registered, compatible kernel.
+int ReplayCase(const std::string& path, const std::vector<ImplInfo>& impls, std::ostream& out,
+               std::ostream& err);
+
+// Command line. Returns 0 to run, 2 with *error set for bad usage; sets
+// *help for --help and *replay for --replay FILE.
+int ParseCheckArgs(const std::vector<std::string>& args, CheckOptions* options, bool* help,
+                   std::string* replay, std::string* error);
+std::string CheckUsage();
+
+}  // namespace lnv
+
+#endif  // LNV_HARNESS_CHECK_H_

@@ -1,0 +1,228 @@
+#include "harness/check.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include "harness/families.h"
+
+namespace lnv {
+namespace {
+
+std::filesystem::path TempDir(const std::string& name) {
+  const auto p = std::filesystem::temp_directory_path() / ("lnv_check_test_" + name);
+  std::filesystem::remove_all(p);
+  return p;
+}
+
+// One quick run over the whole registry, shared by the tests below.
+const CheckResult& QuickRun(std::string* log = nullptr) {
+  static std::string text;
+  static const CheckResult result = [] {
+    CheckOptions o;
+    o.cases_dir = TempDir("quick").string();
+    std::ostringstream out;
+    CheckResult r = RunCheck(o, out);
+    text = out.str();
+    return r;
+  }();
+  if (log) *log = text;
+  return result;
+}
+
+TEST(Check, EveryClaimsBoundKernelPassesTheQuickBudget) {
+  std::string log;
+  const CheckResult& r = QuickRun(&log);
+  ASSERT_FALSE(r.kernels.empty());
+  for (const KernelSummary& k : r.kernels) {
+    if (k.status != ImplStatus::kClaimsBound) continue;
+    EXPECT_TRUE(k.ok) << k.name << ": " << k.first_failure;
+    EXPECT_TRUE(k.case_files.empty()) << k.name;
+  }
+  EXPECT_EQ(r.exit_code, 0) << log;
+  std::cout << log;  // the table, in the test log
+}
+
+TEST(Check, CatchesEveryNegativeControl) {
+  std::string log;
+  const CheckResult& r = QuickRun(&log);
+  int controls = 0;
+  for (const KernelSummary& k : r.kernels) {
+    if (k.status != ImplStatus::kNegativeControl) continue;
+    ++controls;
+    EXPECT_TRUE(k.ok) << k.name << " was not caught\n" << log;
+    EXPECT_EQ(k.case_files.size(), 1u) << k.name;
+  }
+  EXPECT_GT(controls, 0);
+}
+
+// Eigen's lesson: prove the naive method fails, so the check is not vacuous.
+TEST(Check, TheOnePassNegativeControlIsCaughtOnLargeMeanRows) {
+  int checked = 0;
+  for (const ImplInfo& impl : AllImpls()) {
+    if (impl.status != ImplStatus::kNegativeControl || impl.algorithm != Algorithm::kOnePass) {
+      continue;
+    }
+    FamilyParams p;
+    p.norm = impl.norm;
+    p.dtype = impl.x_dtype;
+    p.param_dtype = impl.param_dtype;
+    p.d = 64;
+    p.rows = 16;
+    const Case c = GenerateCase(*FindFamily("large_mean"), p);
+    const Judgement j = Judge(impl, c);
+    EXPECT_TRUE(IsFailure(j.verdict)) << impl.name << ": " << Summarize(j);
+    ++checked;
+  }
+  EXPECT_GE(checked, 4);  // one per dtype
+}
+
+TEST(Check, AReplayReproducesTheNumbersOfTheRunThatWroteIt) {
+  const CheckResult& r = QuickRun();
+  int replayed = 0;
+  for (const KernelSummary& k : r.kernels) {
+    for (const std::string& path : k.case_files) {
+      Case c;
+      std::string error;
+      ASSERT_TRUE(ReadCaseFile(path, &c, &error)) << error;
+      std::string recorded;
+      for (const std::string& n : c.provenance.notes) {
+        if (n.rfind("result ", 0) == 0) recorded = n.substr(7);
+      }
+      ASSERT_FALSE(recorded.empty()) << path;
+      EXPECT_EQ(c.provenance.replay, "ln_check --replay " + path);
+      std::ostringstream out, err;
+      const int rc = ReplayCase(path, AllImpls(), out, err);
+      EXPECT_EQ(rc, k.status == ImplStatus::kClaimsBound ? 1 : 0) << out.str() << err.str();
+      EXPECT_NE(out.str().find("\nresult " + recorded + "\n"), std::string::npos)
+          << "recorded: " << recorded << "\n" << out.str();
+      ++replayed;
+    }
+  }
+  EXPECT_GT(replayed, 0);
+}
+
+TEST(Check, AReplayOfABadFileExitsTwo) {
+  const auto dir = TempDir("bad");
+  std::filesystem::create_directories(dir);
+  const std::string bad = (dir / "bad.case").string();
+  std::ofstream(bad) << "lnv-case 1\nkernel f32/two_pass/cpu-scalar\nnorm layer_norm\n";
+  std::ostringstream out, err;
+  EXPECT_EQ(ReplayCase(bad, AllImpls(), out, err), 2);
+  EXPECT_NE(err.str().find("missing"), std::string::npos) << err.str();
+  EXPECT_EQ(ReplayCase((dir / "absent.case").string(), AllImpls(), out, err), 2);
+
+  FamilyParams p;
+  Case c = GenerateCase(*FindFamily("standard_normal"), p);
+  c.kernel = "f32/no_such_kernel/cpu";
+  std::string error;
+  ASSERT_TRUE(WriteCaseFile((dir / "unknown.case").string(), c, &error)) << error;
+  std::ostringstream err2;
+  EXPECT_EQ(ReplayCase((dir / "unknown.case").string(), AllImpls(), out, err2), 2);
+  EXPECT_NE(err2.str().find("no registered kernel"), std::string::npos);
+}
+
+// A kernel that breaks its claim makes the run exit 1 and leaves a replayable
+// case; a "negative control" that is in fact accurate makes it exit 1 too.
+int OffByThousandUlps(const ForwardArgs* a);
+int Accurate(const ForwardArgs* a) {
+  for (const ImplInfo& i : AllImpls()) {
+    if (i.name == "f32/kahan_two_pass/cpu-scalar") return i.forward(a);
+  }
+  return 1;
+}
+int OffByThousandUlps(const ForwardArgs* a) {
+  const int rc = Accurate(a);
+  auto* y = static_cast<float*>(a->y);
+  for (std::int64_t i = 0; i < a->rows * a->d; ++i) {
+    y[i] = y[i] + 1000 * std::ldexp(1.0f, std::ilogb(y[i]) - 23);
+  }
+  return rc;
+}
+
+ImplInfo TestKernel(const char* name, ForwardFn f, ImplStatus s) {
+  ImplInfo i;
+  i.name = name;
+  i.algorithm = i.bound_algorithm = Algorithm::kKahanTwoPass;
+  i.status = s;
+  i.forward = f;
+  return i;
+}
+
+TEST(Check, ExitsOneWhenAClaimBreaksOrAControlIsNotCaught) {
+  CheckOptions o;
+  o.families_glob = "standard_normal";
+  o.cases_dir = TempDir("broken").string();
+  o.impls = {TestKernel("f32/broken/test", &OffByThousandUlps, ImplStatus::kClaimsBound)};
+  std::ostringstream out;
+  const CheckResult r = RunCheck(o, out);
+  EXPECT_EQ(r.exit_code, 1) << out.str();
+  ASSERT_EQ(r.kernels.size(), 1u);
+  EXPECT_FALSE(r.kernels[0].ok);
+  ASSERT_FALSE(r.kernels[0].case_files.empty());
+  EXPECT_NE(out.str().find("replay ln_check --replay "), std::string::npos);
+  Case c;
+  std::string error;
+  ASSERT_TRUE(ReadCaseFile(r.kernels[0].case_files[0], &c, &error)) << error;
+  EXPECT_EQ(c.rows, 1);  // shrunk to the worst row
+  EXPECT_EQ(c.provenance.family, "standard_normal");
+  std::ostringstream rep, err;
+  EXPECT_EQ(ReplayCase(r.kernels[0].case_files[0], o.impls, rep, err), 1) << rep.str();
+
+  o.impls = {TestKernel("f32/not_a_control/test", &Accurate, ImplStatus::kNegativeControl)};
+  std::ostringstream out2;
+  const CheckResult r2 = RunCheck(o, out2);
+  EXPECT_EQ(r2.exit_code, 1) << out2.str();
+  EXPECT_NE(out2.str().find("NOT CAUGHT"), std::string::npos) << out2.str();
+
+  o.impls = {TestKernel("f32/accurate/test", &Accurate, ImplStatus::kClaimsBound)};
+  std::ostringstream out3;
+  EXPECT_EQ(RunCheck(o, out3).exit_code, 0) << out3.str();
+}
+
+TEST(Check, ParsesItsArgumentsAndRejectsBadOnes) {
+  auto parse = [](std::vector<std::string> args, CheckOptions* o, std::string* error) {
+    bool help = false;
+    std::string replay;
+    return ParseCheckArgs(args, o, &help, &replay, error);
+  };
+  CheckOptions o;
+  std::string error;
+  EXPECT_EQ(parse({"--impls", "f32/*", "--budget=full", "--seed", "7", "--cases-dir", "d"}, &o,
+                  &error),
+            0)
+      << error;
+  EXPECT_EQ(o.impls_glob, "f32/*");
+  EXPECT_EQ(o.budget, Budget::kFull);
+  EXPECT_EQ(o.seed, 7u);
+  EXPECT_EQ(o.cases_dir, "d");
+  EXPECT_EQ(parse({"--seed", "seven"}, &o, &error), 2);
+  EXPECT_NE(error.find("--seed"), std::string::npos);
+  EXPECT_EQ(parse({"--budget", "slow"}, &o, &error), 2);
+  EXPECT_EQ(parse({"--frobnicate"}, &o, &error), 2);
+  EXPECT_NE(error.find("unknown argument '--frobnicate'"), std::string::npos);
+  EXPECT_EQ(parse({"--impls"}, &o, &error), 2);
+  EXPECT_NE(error.find("needs a value"), std::string::npos);
+  bool help = false;
+  std::string replay;
+  EXPECT_EQ(ParseCheckArgs({"--help"}, &o, &help, &replay, &error), 0);
+  EXPECT_TRUE(help);
+  EXPECT_EQ(ParseCheckArgs({"--replay", "x.case"}, &o, &help, &replay, &error), 0);
+  EXPECT_EQ(replay, "x.case");
+  EXPECT_NE(CheckUsage().find("--budget"), std::string::npos);
+}
+
+TEST(Check, AGlobThatMatchesNoKernelIsBadUsage) {
+  CheckOptions o;
+  o.impls_glob = "no/such/*";
+  o.write_cases = false;
+  std::ostringstream out;
+  EXPECT_EQ(RunCheck(o, out).exit_code, 2);
+}
+
+}  // namespace
+}  // namespace lnv

@@ -1,0 +1,384 @@
+#include "harness/families.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <random>
+#include <string>
+
+#include "harness/formats.h"
+#include "oracle/oracle.h"
+
+namespace lnv {
+namespace {
+
+std::uint64_t SplitMix64(std::uint64_t z) {
+  z += 0x9e3779b97f4a7c15ULL;
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+  return z ^ (z >> 31);
+}
+
+// Draws in double, stores rounded once into the case's formats.
+class Gen {
+ public:
+  Gen(const FamilyParams& p, std::string_view family)
+      : p_(p), rng_(FamilySeed(p.seed, family)), xf_(FormatOf(p.dtype)),
+        pf_(FormatOf(p.param_dtype)) {}
+
+  double Normal() { return normal_(rng_); }
+  double Uniform(double a, double b) { return std::uniform_real_distribution<double>(a, b)(rng_); }
+  std::int64_t Int(std::int64_t a, std::int64_t b) {  // [a, b]
+    return std::uniform_int_distribution<std::int64_t>(a, b)(rng_);
+  }
+  double Sign() { return Int(0, 1) ? 1.0 : -1.0; }
+  double StudentT(double dof) { return std::student_t_distribution<double>(dof)(rng_); }
+
+  // Round into the format; a finite value beyond its range saturates (the
+  // families want large finite values, not accidental infinities).
+  static double Fit(double v, FloatFormat f) {
+    const double r = RoundToFormat(v, f);
+    if (std::isinf(r) && std::isfinite(v)) return std::copysign(MaxFinite(f), v);
+    return r;
+  }
+  double X(double v) const { return Fit(v, xf_); }
+  double P(double v) const { return Fit(v, pf_); }
+  FloatFormat xf() const { return xf_; }
+  FloatFormat pf() const { return pf_; }
+  const FamilyParams& params() const { return p_; }
+
+  // A case of the given shape with empty value arrays.
+  Case Start(std::int64_t d, std::int64_t rows) const {
+    Case c;
+    c.norm = p_.norm;
+    c.dtype = p_.dtype;
+    c.param_dtype = p_.param_dtype;
+    c.d = d;
+    c.rows = rows;
+    c.eps = p_.eps;
+    c.x.reserve(static_cast<std::size_t>(d * rows));
+    return c;
+  }
+
+  // Default gamma ~ 1 + N/4, beta ~ N/2, dy ~ N, for whatever the family
+  // did not set itself (drawn after x, in this order: deterministic).
+  void Finish(Case* c) {
+    if (p_.affine && c->gamma.empty()) {
+      for (std::int64_t j = 0; j < c->d; ++j) c->gamma.push_back(P(1 + 0.25 * Normal()));
+    }
+    if (p_.affine && c->beta.empty() && c->norm == Norm::kLayerNorm) {
+      for (std::int64_t j = 0; j < c->d; ++j) c->beta.push_back(P(0.5 * Normal()));
+    }
+    if (!p_.affine) {
+      c->gamma.clear();
+      c->beta.clear();
+    }
+    if (c->norm == Norm::kRmsNorm) c->beta.clear();
+    if (p_.with_dy) {
+      c->dy.clear();
+      for (std::int64_t i = 0; i < c->rows * c->d; ++i) c->dy.push_back(X(Normal()));
+    }
+  }
+
+ private:
+  FamilyParams p_;
+  std::mt19937_64 rng_;
+  std::normal_distribution<double> normal_{0.0, 1.0};
+  FloatFormat xf_, pf_;
+};
+
+// Row fractions 0 .. 1 for sweeps over rows.
+double Sweep(std::int64_t r, std::int64_t rows) {
+  return rows > 1 ? static_cast<double>(r) / static_cast<double>(rows - 1) : 0.5;
+}
+
+Case StandardNormal(const FamilyParams& p) {
+  Gen g(p, "standard_normal");
+  Case c = g.Start(p.d, p.rows);
+  for (std::int64_t i = 0; i < p.rows * p.d; ++i) c.x.push_back(g.X(g.Normal()));
+  g.Finish(&c);
+  return c;
+}
+
+// kappa = sqrt(1 + mu^2/s2) swept 1 .. 1e7 over the rows (DESIGN §1): where
+// the one-pass variance cancels and the stable algorithms lose k kappa u.
+// Narrow dtypes cannot hold a spread far below ulp(mu): their rows collapse
+// to (near-)constant ones, which is part of the family.
+Case LargeMean(const FamilyParams& p) {
+  Gen g(p, "large_mean");
+  Case c = g.Start(p.d, p.rows);
+  for (std::int64_t r = 0; r < p.rows; ++r) {
+    const double kappa = std::pow(10.0, 7 * Sweep(r, p.rows));
+    const double mag = std::exp2(g.Uniform(-3, 6));
+    const double mu = kappa > 1 ? g.Sign() * mag : 0.0;
+    const double sigma = kappa > 1 ? mag / std::sqrt(kappa * kappa - 1) : mag;
+    for (std::int64_t i = 0; i < p.d; ++i) c.x.push_back(g.X(mu + sigma * g.Normal()));
+  }
+  g.Finish(&c);
+  return c;
+}
+
+// Row scales 2^e from emax/2 - 4 to emax - 3: the upper rows' sum of squares
+// overflows the format (fp32: e >= 64; fp16: e >= 8), outside the scalar
+// kernels' claimed range (then only the NaN contract is judged) but inside
+// the full-range kernels'.
+Case HugeMagnitude(const FamilyParams& p) {
+  Gen g(p, "huge_magnitude");
+  Case c = g.Start(p.d, p.rows);
+  const double e_lo = g.xf().emax / 2 - 4, e_hi = g.xf().emax - 3;
+  for (std::int64_t r = 0; r < p.rows; ++r) {
+    const double scale = std::exp2(std::round(e_lo + (e_hi - e_lo) * Sweep(r, p.rows)));
+    const double shift = g.Uniform(-1, 1);
+    for (std::int64_t i = 0; i < p.d; ++i) c.x.push_back(g.X(scale * (shift + g.Normal())));
+  }
+  g.Finish(&c);
+  return c;
+}
+
+// Row scales from a few subnormal ulps (fp32: 2^-146) up to just above the
+// normal range: subnormal inputs, underflowing squares, subnormal outputs.
+Case TinyMagnitude(const FamilyParams& p) {
+  Gen g(p, "tiny_magnitude");
+  Case c = g.Start(p.d, p.rows);
+  const double e_lo = g.xf().emin - g.xf().precision + 4, e_hi = g.xf().emin + 2;
+  for (std::int64_t r = 0; r < p.rows; ++r) {
+    const double scale = std::exp2(std::round(e_lo + (e_hi - e_lo) * Sweep(r, p.rows)));
+    for (std::int64_t i = 0; i < p.d; ++i) c.x.push_back(g.X(scale * g.Normal()));
+  }
+  g.Finish(&c);
+  return c;
+}
+
+// sigma^2 = 0: xhat = 0 exactly, y = beta; any error in the mean is divided
+// by sqrt(eps) only.
+Case ConstantRows(const FamilyParams& p) {
+  Gen g(p, "constant_rows");
+  Case c = g.Start(p.d, p.rows);
+  for (std::int64_t r = 0; r < p.rows; ++r) {
+    const double v = r == 0 ? 0.0 : r == 1 ? 1.0 : g.X(g.Sign() * std::exp2(g.Uniform(-10, 10)));
+    for (std::int64_t i = 0; i < p.d; ++i) c.x.push_back(v);
+  }
+  g.Finish(&c);
+  return c;
+}
+
+// c + {-1, 0, 1} ulp(c), with c placed so ulp(c) ~ sqrt(eps)/128: sigma^2 is
+// ~1e-4 eps, so eps dominates q and the row is nearly constant.
+Case NearConstant(const FamilyParams& p) {
+  Gen g(p, "near_constant");
+  Case c = g.Start(p.d, p.rows);
+  const FloatFormat f = g.xf();
+  const double target = p.eps > 0 ? std::sqrt(p.eps) / 128 : std::exp2(-20);
+  const int e_c = std::clamp(static_cast<int>(std::floor(std::log2(target))) + f.precision - 1,
+                             f.emin, f.emax - 1);
+  for (std::int64_t r = 0; r < p.rows; ++r) {
+    const double base = g.X(g.Sign() * std::ldexp(g.Uniform(1, 1.9), e_c));
+    const double ulp = FormatUlp(base, f);
+    for (std::int64_t i = 0; i < p.d; ++i) {
+      c.x.push_back(g.X(base + static_cast<double>(g.Int(-1, 1)) * ulp));
+    }
+  }
+  g.Finish(&c);
+  return c;
+}
+
+// Cauchy and Student-t(3) rows, one 1e4-sized outlier each: a few elements
+// carry most of the variance.
+Case HeavyTails(const FamilyParams& p) {
+  Gen g(p, "heavy_tails");
+  Case c = g.Start(p.d, p.rows);
+  const double clamp = std::exp2(g.xf().emax - 4);
+  for (std::int64_t r = 0; r < p.rows; ++r) {
+    const bool cauchy = r % 2 == 0;
+    const std::int64_t outlier = g.Int(0, p.d - 1);
+    for (std::int64_t i = 0; i < p.d; ++i) {
+      double v = cauchy ? g.Normal() / g.Normal() : g.StudentT(3);
+      if (i == outlier) v = g.Sign() * 1e4 * (1 + std::fabs(g.Normal()));
+      c.x.push_back(g.X(std::clamp(v, -clamp, clamp)));
+    }
+  }
+  g.Finish(&c);
+  return c;
+}
+
+// d = 1: mu = x, sigma^2 = 0, xhat = 0; y = beta exactly.
+Case DOne(const FamilyParams& p) {
+  Gen g(p, "d_one");
+  Case c = g.Start(1, p.rows);
+  for (std::int64_t r = 0; r < p.rows; ++r) c.x.push_back(g.X(10 * g.Normal()));
+  g.Finish(&c);
+  return c;
+}
+
+// Odd d (p.d rounded up to odd): no power-of-two scaling, odd tails.
+Case OddD(const FamilyParams& p) {
+  Gen g(p, "odd_d");
+  const std::int64_t d = p.d | 1;
+  Case c = g.Start(d, p.rows);
+  for (std::int64_t i = 0; i < p.rows * d; ++i) c.x.push_back(g.X(1 + g.Normal()));
+  g.Finish(&c);
+  return c;
+}
+
+// d = 16m + 6: not a multiple of 8 or 16 (vector tails), and a partial last
+// chunk for the tree reductions.
+Case RaggedD(const FamilyParams& p) {
+  Gen g(p, "ragged_d");
+  const std::int64_t d = 16 * std::max<std::int64_t>(1, p.d / 16) + 6;
+  Case c = g.Start(d, p.rows);
+  for (std::int64_t i = 0; i < p.rows * d; ++i) c.x.push_back(g.X(3 + g.Normal()));
+  g.Finish(&c);
+  return c;
+}
+
+// d = p.large_d (2^16 + 17 by default): long rounding chains, many tree levels.
+Case LargeD(const FamilyParams& p) {
+  Gen g(p, "large_d");
+  const std::int64_t d = p.large_d;
+  const std::int64_t rows = std::min<std::int64_t>(p.rows, 2);
+  Case c = g.Start(d, rows);
+  for (std::int64_t r = 0; r < rows; ++r) {
+    const double mu = g.Uniform(-2, 2);
+    for (std::int64_t i = 0; i < d; ++i) c.x.push_back(g.X(mu + g.Normal()));
+  }
+  g.Finish(&c);
+  return c;
+}
+
+// rows = p.many_rows (2^16 by default), small d: long dgamma/dbeta sums over
+// rows, and row independence at scale.
+Case ManyRows(const FamilyParams& p) {
+  Gen g(p, "many_rows");
+  const std::int64_t d = std::max<std::int64_t>(1, p.d / 16);
+  Case c = g.Start(d, p.many_rows);
+  for (std::int64_t i = 0; i < p.many_rows * d; ++i) c.x.push_back(g.X(g.Normal()));
+  g.Finish(&c);
+  return c;
+}
+
+// gamma of +0, -0, the smallest subnormal, tiny normals and 1e-3-sized values:
+// y ~ beta, products that underflow.
+Case GammaNearZero(const FamilyParams& p) {
+  Gen g(p, "gamma_near_zero");
+  Case c = g.Start(p.d, p.rows);
+  for (std::int64_t i = 0; i < p.rows * p.d; ++i) c.x.push_back(g.X(g.Normal()));
+  const FloatFormat f = g.pf();
+  for (std::int64_t j = 0; j < p.d; ++j) {
+    double v = 0;
+    switch (j % 5) {
+      case 0: v = 0.0; break;
+      case 1: v = -0.0; break;
+      case 2: v = g.Sign() * std::ldexp(1.0, f.emin - f.precision + 1); break;
+      case 3: v = g.Sign() * std::ldexp(g.Uniform(1, 2), f.emin); break;
+      default: v = 1e-3 * g.Normal(); break;
+    }
+    c.gamma.push_back(g.P(v));
+  }
+  g.Finish(&c);
+  return c;
+}
+
+// beta_j = -gamma_j xhat_j of row 0 (rows r > 0 are scaled and shifted copies,
+// so nearly the same xhat): y is a cancellation residue, near 0, where a
+// relative error means nothing and the absolute bound must hold. RMSNorm has
+// no beta: gamma alternates in sign there instead.
+Case BetaCancels(const FamilyParams& p) {
+  Gen g(p, "beta_cancels");
+  Case c = g.Start(p.d, p.rows);
+  std::vector<double> x0;
+  for (std::int64_t i = 0; i < p.d; ++i) x0.push_back(g.X(g.Normal()));
+  for (std::int64_t r = 0; r < p.rows; ++r) {
+    for (std::int64_t i = 0; i < p.d; ++i) {
+      c.x.push_back(r == 0 ? x0[i] : g.X(x0[i] * (1 + std::ldexp(static_cast<double>(r), -6)) +
+                                         static_cast<double>(r)));
+    }
+  }
+  for (std::int64_t j = 0; j < p.d; ++j) {
+    const double gj = g.P(1 + 0.25 * g.Normal());
+    c.gamma.push_back(c.norm == Norm::kRmsNorm && j % 2 ? -gj : gj);
+  }
+  if (c.norm == Norm::kLayerNorm && p.affine) {
+    double mu = 0, s2 = 0;
+    for (double v : x0) mu += v;
+    mu /= static_cast<double>(p.d);
+    for (double v : x0) s2 += (v - mu) * (v - mu);
+    const double r = 1 / std::sqrt(s2 / static_cast<double>(p.d) + p.eps);
+    for (std::int64_t j = 0; j < p.d; ++j) c.beta.push_back(g.P(-c.gamma[j] * (x0[j] - mu) * r));
+  }
+  g.Finish(&c);
+  return c;
+}
+
+// Rows with NaN, +inf, -inf and +-inf together, between finite rows: every
+// output of a special row is NaN (oracle.h), and other rows are unaffected.
+Case NanInfRows(const FamilyParams& p) {
+  Gen g(p, "nan_inf_rows");
+  Case c = g.Start(p.d, p.rows);
+  const double inf = std::numeric_limits<double>::infinity();
+  for (std::int64_t r = 0; r < p.rows; ++r) {
+    std::vector<double> row;
+    for (std::int64_t i = 0; i < p.d; ++i) row.push_back(g.X(g.Normal()));
+    const std::int64_t at = g.Int(0, p.d - 1);
+    switch (r % 5) {
+      case 1: row[at] = std::numeric_limits<double>::quiet_NaN(); break;
+      case 2: row[at] = inf; break;
+      case 3: row[at] = -inf; break;
+      case 4:
+        row[at] = inf;
+        row[(at + 1) % p.d] = p.d > 1 ? -inf : inf;
+        break;
+      default: break;  // a finite row
+    }
+    c.x.insert(c.x.end(), row.begin(), row.end());
+  }
+  g.Finish(&c);
+  return c;
+}
+
+}  // namespace
+
+std::uint64_t FamilySeed(std::uint64_t seed, std::string_view family) {
+  std::uint64_t h = 0xcbf29ce484222325ULL;  // FNV-1a of the name
+  for (char ch : family) h = (h ^ static_cast<unsigned char>(ch)) * 0x100000001b3ULL;
+  return SplitMix64(seed ^ SplitMix64(h));
+}
+
+const std::vector<Family>& AllFamilies() {
+  static const std::vector<Family> families = {
+      {"standard_normal", "the typical input: every kernel must be within its bound here",
+       StandardNormal},
+      {"large_mean", "kappa = sqrt(1 + mu^2/s2) up to 1e7: one-pass cancellation, k kappa u losses",
+       LargeMean},
+      {"huge_magnitude", "values up to 2^(emax-3): sums of squares that overflow", HugeMagnitude},
+      {"tiny_magnitude", "subnormal inputs and outputs, underflowing squares", TinyMagnitude},
+      {"constant_rows", "sigma^2 = 0: xhat = 0, y = beta exactly", ConstantRows},
+      {"near_constant", "sigma^2 << eps: eps dominates the variance", NearConstant},
+      {"heavy_tails", "Cauchy/Student-t rows with outliers", HeavyTails},
+      {"d_one", "d = 1: a single element is its own mean", DOne},
+      {"odd_d", "odd d: no power-of-two scaling", OddD},
+      {"ragged_d", "d not a multiple of 8 or 16: vector tails, partial chunks", RaggedD},
+      {"large_d", "d >= 2^16: long rounding chains", LargeD},
+      {"many_rows", "rows >= 2^16: long dgamma/dbeta sums", ManyRows},
+      {"gamma_near_zero", "gamma of zeros and subnormals: underflowing products", GammaNearZero},
+      {"beta_cancels", "beta = -gamma xhat: y is a cancellation residue", BetaCancels},
+      {"nan_inf_rows", "NaN/inf rows: the NaN contract, row independence", NanInfRows},
+  };
+  return families;
+}
+
+const Family* FindFamily(std::string_view name) {
+  for (const Family& f : AllFamilies()) {
+    if (f.name == name) return &f;
+  }
+  return nullptr;
+}
+
+Case GenerateCase(const Family& family, const FamilyParams& p) {
+  Case c = family.generate(p);
+  c.provenance.family = std::string(family.name);
+  c.provenance.seed = p.seed;
+  c.provenance.why = std::string(family.why);
+  return c;
+}
+
+}  // namespace lnv

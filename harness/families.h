@@ -1,0 +1,53 @@
+// Named, seeded input families (DESIGN.md §4), shared by ln_check, the
+// property suites, fuzz seeds and the reports. A family turns (norm, dtypes,
+// shape, seed) into a Case deterministically: std::mt19937_64 seeded from the
+// seed and the family's name, values drawn in double and rounded once into
+// the dtype (lnv::RoundToFormat), so every value is exactly representable.
+#ifndef LNV_HARNESS_FAMILIES_H_
+#define LNV_HARNESS_FAMILIES_H_
+
+#include <cstdint>
+#include <string_view>
+#include <vector>
+
+#include "harness/case_file.h"
+#include "impls/api.h"
+
+namespace lnv {
+
+struct FamilyParams {
+  Norm norm = Norm::kLayerNorm;
+  DType dtype = DType::kF32;
+  DType param_dtype = DType::kF32;
+  std::int64_t d = 64;       // families about d (d_one, odd_d, ...) derive theirs from it
+  std::int64_t rows = 8;
+  std::uint64_t seed = 1;
+  double eps = static_cast<double>(1e-5f);  // the float the kernel adds
+  bool with_dy = true;       // draw dy too (backward)
+  bool affine = true;        // draw gamma and (LayerNorm) beta; else both absent
+  std::int64_t large_d = 65536 + 17;  // d of the large_d family
+  std::int64_t many_rows = 65536;     // rows of the many_rows family
+};
+
+struct Family {
+  std::string_view name;
+  std::string_view why;  // why it matters: goes into a failing case's provenance
+  Case (*generate)(const FamilyParams& p);
+};
+
+// Every family, in a fixed order.
+const std::vector<Family>& AllFamilies();
+
+// nullptr when no family has that name.
+const Family* FindFamily(std::string_view name);
+
+// The family's case for p; provenance.family/seed/why are filled in.
+Case GenerateCase(const Family& family, const FamilyParams& p);
+
+// The seed a family actually draws from: the user's seed mixed with the
+// family's name (splitmix64), so families are independent streams.
+std::uint64_t FamilySeed(std::uint64_t seed, std::string_view family);
+
+}  // namespace lnv
+
+#endif  // LNV_HARNESS_FAMILIES_H_

@@ -1,0 +1,403 @@
+#include "harness/judge.h"
+
+#include <cassert>
+#include <cmath>
+#include <cstdio>
+#include <limits>
+#include <utility>
+
+#include "harness/formats.h"
+#include "impls/dtype.h"
+
+namespace lnv {
+namespace {
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+constexpr double kNan = std::numeric_limits<double>::quiet_NaN();
+
+// A dtype buffer holding `v` exactly (the case guarantees representability).
+std::vector<unsigned char> ToBuffer(const std::vector<double>& v, DType t) {
+  std::vector<unsigned char> b(v.size() * SizeOf(t));
+  for (std::size_t i = 0; i < v.size(); ++i) StoreExact(b.data(), t, static_cast<std::int64_t>(i), v[i]);
+  return b;
+}
+
+// An output buffer whose unwritten elements read back as NaN.
+std::vector<unsigned char> UnwrittenBuffer(std::int64_t n, DType t) {
+  return ToBuffer(std::vector<double>(static_cast<std::size_t>(n), kNan), t);
+}
+
+const void* DataOrNull(const std::vector<unsigned char>& b) { return b.empty() ? nullptr : b.data(); }
+
+int Severity(Verdict v) { return static_cast<int>(v); }
+
+ElementResult JudgeElement(std::int64_t index, double k, const ExactValue& ev, double bound,
+                           FloatFormat f, bool in_range) {
+  ElementResult e;
+  e.index = index;
+  e.kernel = k;
+  e.exact = ev;
+  e.bound = std::isnan(bound) ? kInf : bound;
+  if (ev.status == ValueStatus::kUndecided) {
+    e.verdict = Verdict::kOracleUndecided;
+    return e;
+  }
+  const double o = ev.rounded;
+  if (std::isnan(o) || std::isnan(k)) {
+    // The NaN contract. Where the oracle says NaN (a NaN/inf input row, q < 0)
+    // any non-finite kernel value agrees: e.g. the IEEE mean of a row holding
+    // +inf is +inf. Out of range, a kernel NaN where the oracle is finite is
+    // allowed (its arithmetic may overflow there); a finite value for a NaN never is.
+    if (std::isnan(o) && !std::isfinite(k)) return e;  // agreement
+    if (!in_range && std::isnan(k)) {
+      e.verdict = Verdict::kOutOfRange;
+      return e;
+    }
+    e.error = e.ulps = kInf;
+    e.verdict = Verdict::kNanMismatch;
+    return e;
+  }
+  if (!in_range) {
+    e.verdict = Verdict::kOutOfRange;
+    return e;
+  }
+  const double exact = ev.hi + ev.lo;
+  if (std::isinf(o)) {  // the exact value is beyond the format's range
+    if (k == o) return e;
+    e.error = e.ulps = kInf;
+    e.verdict = Verdict::kBoundExceeded;
+    return e;
+  }
+  if (std::isinf(k)) {
+    // Rounding a value within the bound of the overflow threshold may give inf.
+    const bool reachable = std::signbit(k) == std::signbit(exact) &&
+                           std::fabs(exact) + e.bound >= OverflowThreshold(f);
+    if (!reachable) {
+      e.error = e.ulps = kInf;
+      e.verdict = Verdict::kNotFinite;
+    }
+    return e;
+  }
+  e.error = std::fabs((k - ev.hi) - ev.lo);
+  e.ulps = e.error / FormatUlp(exact, f);
+  e.bound_use = std::isinf(e.bound) ? 0.0 : e.error / e.bound;
+  if (e.error > e.bound) e.verdict = Verdict::kBoundExceeded;
+  return e;
+}
+
+// Accumulates elements into an OutputResult.
+class OutputAccumulator {
+ public:
+  OutputAccumulator(OutputResult* out, bool keep) : out_(out), keep_(keep) {}
+  void Add(const ElementResult& e) {
+    OutputResult& o = *out_;
+    ++o.count;
+    if (std::isinf(e.bound)) ++o.unclaimed;
+    if (e.verdict == Verdict::kOracleUndecided) ++o.undecided;
+    if (e.verdict == Verdict::kOutOfRange) ++o.out_of_range;
+    if (std::isfinite(e.error)) {
+      o.max_ulp = std::max(o.max_ulp, e.ulps);
+      o.max_bound_use = std::max(o.max_bound_use, e.bound_use);
+    }
+    // The worst element: highest severity, then largest bound use, then ulps.
+    const bool worse = !o.worst || Severity(e.verdict) > Severity(worst_.verdict) ||
+                       (Severity(e.verdict) == Severity(worst_.verdict) &&
+                        (e.bound_use > worst_.bound_use ||
+                         (e.bound_use == worst_.bound_use && e.ulps > worst_.ulps)));
+    if (worse) {
+      o.worst = e.index;
+      worst_ = e;
+      o.verdict = std::max(o.verdict, e.verdict);
+    }
+    if (keep_) o.elements.push_back(e);
+  }
+
+ private:
+  OutputResult* out_;
+  bool keep_;
+  ElementResult worst_;
+};
+
+void StartOutput(Judgement* j, Output o, FloatFormat f) {
+  OutputResult& r = (*j)[o];
+  r = OutputResult{};
+  r.output = o;
+  r.present = true;
+  r.format = f;
+}
+
+void Finish(Judgement* j) {
+  for (const OutputResult& o : j->outputs) {
+    if (o.present) j->verdict = std::max(j->verdict, o.verdict);
+  }
+}
+
+}  // namespace
+
+std::string_view VerdictName(Verdict v) {
+  switch (v) {
+    case Verdict::kPass: return "pass";
+    case Verdict::kOutOfRange: return "out_of_range";
+    case Verdict::kOracleUndecided: return "oracle_undecided";
+    case Verdict::kBoundExceeded: return "bound_exceeded";
+    case Verdict::kNotFinite: return "not_finite";
+    case Verdict::kNanMismatch: return "nan_mismatch";
+    case Verdict::kKernelError: return "kernel_error";
+  }
+  return "?";
+}
+
+bool IsFailure(Verdict v) {
+  return v == Verdict::kBoundExceeded || v == Verdict::kNotFinite || v == Verdict::kNanMismatch ||
+         v == Verdict::kKernelError;
+}
+
+std::string_view OutputName(Output o) {
+  switch (o) {
+    case Output::kY: return "y";
+    case Output::kMean: return "mean";
+    case Output::kRstd: return "rstd";
+    case Output::kDx: return "dx";
+    case Output::kDgamma: return "dgamma";
+    case Output::kDbeta: return "dbeta";
+  }
+  return "?";
+}
+
+Reference ComputeReference(const Case& c, const OracleOptions& o) {
+  OracleProblem p;
+  p.norm = c.norm == Norm::kLayerNorm ? OracleNorm::kLayerNorm : OracleNorm::kRmsNorm;
+  p.rows = c.rows;
+  p.d = c.d;
+  p.x = c.x;
+  p.gamma = c.gamma;
+  if (c.norm == Norm::kLayerNorm) p.beta = c.beta;
+  p.dy = c.dy;
+  p.eps = c.eps;
+  p.out_format = FormatOf(c.dtype);
+  p.param_format = FormatOf(c.param_dtype);
+  p.stat_format = kBinary32;
+
+  Reference ref;
+  ref.forward = OracleForward(p, o);
+  if (!c.dy.empty()) ref.backward = OracleBackward(p, o);
+  const std::int64_t d = c.d;
+  for (std::int64_t r = 0; r < c.rows; ++r) {
+    const double* row = c.x.data() + r * d;
+    ref.rows.push_back(MakeRowInput(ref.forward.stats[r], c.eps, row, d));
+    long double s = 0;  // 64-bit significand: the claimed-range test is to ~1e-19
+    for (std::int64_t i = 0; i < d; ++i) s += static_cast<long double>(row[i]) * row[i];
+    ref.row_sumsq.push_back(static_cast<double>(s));
+    if (!c.dy.empty()) {
+      long double g1 = 0, g2 = 0;
+      for (std::int64_t i = 0; i < d; ++i) {
+        const long double g =
+            static_cast<long double>(c.dy[r * d + i]) * (c.gamma.empty() ? 1.0 : c.gamma[i]);
+        g1 += std::fabs(g);
+        g2 += std::fabs(g * ref.forward.xhat[r * d + i]);
+      }
+      ref.backward_rows.push_back(
+          {static_cast<double>(g1 / d), static_cast<double>(g2 / d)});
+    }
+  }
+  return ref;
+}
+
+std::string CheckCompatible(const ImplInfo& impl, const Case& c) {
+  if (impl.norm != c.norm) {
+    return "kernel " + impl.name + " is " + std::string(NormName(impl.norm)) + ", case is " +
+           std::string(NormName(c.norm));
+  }
+  if (impl.x_dtype != c.dtype || impl.param_dtype != c.param_dtype) {
+    return "kernel " + impl.name + " takes " + std::string(DTypeName(impl.x_dtype)) + "/" +
+           std::string(DTypeName(impl.param_dtype)) + ", case is " +
+           std::string(DTypeName(c.dtype)) + "/" + std::string(DTypeName(c.param_dtype));
+  }
+  if (impl.forward == nullptr) return "kernel " + impl.name + " has no forward";
+  return "";
+}
+
+Judgement Judge(const ImplInfo& impl, const Case& c, const JudgeOptions& opt) {
+  return JudgeWithReference(impl, c, ComputeReference(c, opt.oracle), opt);
+}
+
+Judgement JudgeWithReference(const ImplInfo& impl, const Case& c, const Reference& ref,
+                             const JudgeOptions& opt) {
+  assert(CheckCompatible(impl, c).empty());
+  Judgement j;
+  for (Output o : kAllOutputs) j[o].output = o;
+  const BoundModel model = opt.model_for(impl);
+  const bool layer = c.norm == Norm::kLayerNorm;
+  const std::int64_t d = c.d, rows = c.rows, n = rows * d;
+  const FloatFormat out_f = FormatOf(c.dtype), param_f = FormatOf(c.param_dtype);
+
+  // Rows outside the claimed range: finite, with sum x^2 > max_row_sumsq.
+  std::vector<bool> in_range(static_cast<std::size_t>(rows));
+  for (std::int64_t r = 0; r < rows; ++r) {
+    in_range[r] = !ref.rows[r].stats.finite || ref.row_sumsq[r] <= impl.max_row_sumsq;
+    if (!in_range[r]) ++j.rows_out_of_range;
+  }
+
+  // ---- Forward ----
+  const auto x = ToBuffer(c.x, c.dtype);
+  const auto gamma = ToBuffer(c.gamma, c.param_dtype);
+  const auto beta = layer ? ToBuffer(c.beta, c.param_dtype) : std::vector<unsigned char>{};
+  auto y = UnwrittenBuffer(n, c.dtype);
+  std::vector<float> mean(static_cast<std::size_t>(rows), static_cast<float>(kNan));
+  std::vector<float> rstd(static_cast<std::size_t>(rows), static_cast<float>(kNan));
+  ForwardArgs fa{};
+  fa.rows = rows;
+  fa.d = d;
+  fa.x = x.data();
+  fa.gamma = DataOrNull(gamma);
+  fa.beta = DataOrNull(beta);
+  fa.eps = static_cast<float>(c.eps);
+  fa.y = y.data();
+  fa.mean = layer ? mean.data() : nullptr;
+  fa.rstd = rstd.data();
+  if (const int rc = impl.forward(&fa); rc != 0) {
+    j.verdict = Verdict::kKernelError;
+    j.message = "forward returned " + std::to_string(rc);
+    return j;
+  }
+
+  std::vector<RowBound> rb;
+  for (std::int64_t r = 0; r < rows; ++r) rb.push_back(ForwardRowBound(model, ref.rows[r]));
+
+  StartOutput(&j, Output::kY, out_f);
+  {
+    OutputAccumulator acc(&j[Output::kY], opt.keep_elements);
+    for (std::int64_t r = 0; r < rows; ++r) {
+      for (std::int64_t i = 0; i < d; ++i) {
+        const std::int64_t idx = r * d + i;
+        const ExactValue& ev = ref.forward.y[idx];
+        const ElementInput ein{ref.forward.xhat[idx], c.gamma.empty() ? 1.0 : c.gamma[i],
+                               layer && !c.beta.empty() ? c.beta[i] : 0.0, ev.hi + ev.lo};
+        const double b = ForwardElementBound(model, ref.rows[r], rb[r], ein);
+        acc.Add(JudgeElement(idx, LoadAsDouble(y.data(), c.dtype, idx), ev, b, out_f, in_range[r]));
+      }
+    }
+  }
+  if (layer) {
+    StartOutput(&j, Output::kMean, kBinary32);
+    OutputAccumulator acc(&j[Output::kMean], opt.keep_elements);
+    for (std::int64_t r = 0; r < rows; ++r) {
+      acc.Add(JudgeElement(r, mean[r], ref.forward.mean[r], rb[r].mean, kBinary32, in_range[r]));
+    }
+  }
+  {
+    StartOutput(&j, Output::kRstd, kBinary32);
+    OutputAccumulator acc(&j[Output::kRstd], opt.keep_elements);
+    for (std::int64_t r = 0; r < rows; ++r) {
+      acc.Add(JudgeElement(r, rstd[r], ref.forward.rstd[r], rb[r].rstd, kBinary32, in_range[r]));
+    }
+  }
+
+  // ---- Backward, from this kernel's own mean/rstd ----
+  if (!c.dy.empty() && impl.backward != nullptr && ref.backward) {
+    const auto dy = ToBuffer(c.dy, c.dtype);
+    auto dx = UnwrittenBuffer(n, c.dtype);
+    auto dgamma = UnwrittenBuffer(d, c.param_dtype);
+    auto dbeta = layer ? UnwrittenBuffer(d, c.param_dtype) : std::vector<unsigned char>{};
+    BackwardArgs ba{};
+    ba.rows = rows;
+    ba.d = d;
+    ba.x = x.data();
+    ba.gamma = DataOrNull(gamma);
+    ba.dy = dy.data();
+    ba.mean = layer ? mean.data() : nullptr;
+    ba.rstd = rstd.data();
+    ba.eps = static_cast<float>(c.eps);
+    ba.dx = dx.data();
+    ba.dgamma = dgamma.data();
+    ba.dbeta = layer ? dbeta.data() : nullptr;
+    if (const int rc = impl.backward(&ba); rc != 0) {
+      Finish(&j);
+      j.verdict = Verdict::kKernelError;
+      j.message = "backward returned " + std::to_string(rc);
+      return j;
+    }
+    const OracleBackwardResult& bw = *ref.backward;
+    std::vector<BackwardRowBound> bb;
+    for (std::int64_t r = 0; r < rows; ++r) {
+      bb.push_back(BackwardRowBoundFor(model, ref.rows[r], rb[r], ref.backward_rows[r]));
+    }
+    StartOutput(&j, Output::kDx, out_f);
+    {
+      OutputAccumulator acc(&j[Output::kDx], opt.keep_elements);
+      for (std::int64_t r = 0; r < rows; ++r) {
+        for (std::int64_t i = 0; i < d; ++i) {
+          const std::int64_t idx = r * d + i;
+          const ExactValue& ev = bw.dx[idx];
+          const double g = c.dy[idx] * (c.gamma.empty() ? 1.0 : c.gamma[i]);
+          const double b = DxElementBound(model, ref.rows[r], ref.backward_rows[r], bb[r],
+                                          {ref.forward.xhat[idx], g, ev.hi + ev.lo});
+          acc.Add(JudgeElement(idx, LoadAsDouble(dx.data(), c.dtype, idx), ev, b, out_f,
+                               in_range[r]));
+        }
+      }
+    }
+    // A column sums every row: it is in range only when every row is.
+    const bool all_in_range = j.rows_out_of_range == 0;
+    std::vector<ColumnInput> cols(static_cast<std::size_t>(d));
+    for (std::int64_t i = 0; i < d; ++i) {
+      ColumnInput& col = cols[i];
+      col.rows = rows;
+      for (std::int64_t r = 0; r < rows; ++r) {
+        const std::int64_t idx = r * d + i;
+        const double ady = std::fabs(c.dy[idx]);
+        const double xh = ref.forward.xhat[idx];
+        col.sum_abs_dy_xhat += ady * std::fabs(xh);
+        col.sum_abs_dy_xhat_err += ady * XhatError(bb[r], xh);
+        col.sum_abs_dy += ady;
+      }
+    }
+    StartOutput(&j, Output::kDgamma, param_f);
+    {
+      OutputAccumulator acc(&j[Output::kDgamma], opt.keep_elements);
+      for (std::int64_t i = 0; i < d; ++i) {
+        const ExactValue& ev = bw.dgamma[i];
+        cols[i].dgamma = ev.hi + ev.lo;
+        acc.Add(JudgeElement(i, LoadAsDouble(dgamma.data(), c.param_dtype, i), ev,
+                             DgammaBound(model, cols[i]), param_f, all_in_range));
+      }
+    }
+    if (layer) {
+      StartOutput(&j, Output::kDbeta, param_f);
+      OutputAccumulator acc(&j[Output::kDbeta], opt.keep_elements);
+      for (std::int64_t i = 0; i < d; ++i) {
+        const ExactValue& ev = bw.dbeta[i];
+        cols[i].dbeta = ev.hi + ev.lo;
+        acc.Add(JudgeElement(i, LoadAsDouble(dbeta.data(), c.param_dtype, i), ev,
+                             DbetaBound(model, cols[i]), param_f, all_in_range));
+      }
+    }
+  }
+  Finish(&j);
+  return j;
+}
+
+std::string Summarize(const Judgement& j) {
+  std::string s;
+  char buf[160];
+  for (const OutputResult& o : j.outputs) {
+    if (!o.present) continue;
+    if (!s.empty()) s += "; ";
+    std::snprintf(buf, sizeof buf, "%s %.4g ulp, use %.4g", std::string(OutputName(o.output)).c_str(),
+                  o.max_ulp, o.max_bound_use);
+    s += buf;
+    if (o.verdict != Verdict::kPass) {
+      s += ' ';
+      s += VerdictName(o.verdict);
+    }
+  }
+  if (!j.message.empty()) {
+    if (!s.empty()) s += "; ";
+    s += j.message;
+  }
+  s += " -> ";
+  s += VerdictName(j.verdict);
+  return s;
+}
+
+}  // namespace lnv

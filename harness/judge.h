@@ -1,0 +1,119 @@
+// The judge: runs a kernel on a Case, asks the oracle, and says per output
+// how far the kernel is from the exact values (ULPs of the output's format,
+// with the subnormal floor), how much of its bound it uses, where the worst
+// element is, and a Verdict. Shared by ln_check, the properties, the fuzzer
+// and the reports.
+//
+// Rules (DESIGN.md §4):
+//   * Errors are measured against the exact value (hi + lo), not the rounded one.
+//   * NaN vs NaN is agreement. A finite kernel value where the oracle is NaN,
+//     or a kernel NaN where the oracle is not: kNanMismatch. (A kernel +-inf
+//     where the oracle is NaN agrees: the IEEE mean of a row with +inf is +inf.)
+//   * A kernel +-inf where the oracle is finite: kNotFinite, unless the
+//     exact value is within the bound of the format's overflow threshold.
+//   * A finite row whose exact sum of squares exceeds the kernel's claimed
+//     max_row_sumsq is out of range: there only the NaN contract (an oracle
+//     NaN must be a kernel NaN) is judged; its elements read kOutOfRange.
+//   * The backward is run with the kernel's own forward mean/rstd.
+#ifndef LNV_HARNESS_JUDGE_H_
+#define LNV_HARNESS_JUDGE_H_
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "harness/bounds.h"
+#include "harness/case_file.h"
+#include "impls/registry.h"
+#include "oracle/oracle.h"
+
+namespace lnv {
+
+// In increasing severity: a case's verdict is its worst element's.
+enum class Verdict {
+  kPass,
+  kOutOfRange,       // inputs outside the kernel's claimed range: NaN contract only
+  kOracleUndecided,  // the oracle hit its precision cap: not judged
+  kBoundExceeded,    // |kernel - exact| > bound
+  kNotFinite,        // finite inputs, finite exact value, kernel +-inf
+  kNanMismatch,      // NaN on one side only
+  kKernelError,      // the kernel returned non-zero
+};
+std::string_view VerdictName(Verdict v);
+// kBoundExceeded, kNotFinite, kNanMismatch, kKernelError: a broken claim.
+bool IsFailure(Verdict v);
+
+enum class Output { kY, kMean, kRstd, kDx, kDgamma, kDbeta };
+inline constexpr std::array<Output, 6> kAllOutputs = {Output::kY,  Output::kMean,   Output::kRstd,
+                                                      Output::kDx, Output::kDgamma, Output::kDbeta};
+std::string_view OutputName(Output o);
+
+struct ElementResult {
+  std::int64_t index = 0;  // into the output (y, dx: row * d + col; mean, rstd: row; dgamma: col)
+  double kernel = 0.0;
+  ExactValue exact;
+  double error = 0.0;      // |kernel - (hi + lo)|; +inf for a non-finite mismatch
+  double ulps = 0.0;       // error / ulp(exact) in the output's format
+  double bound = 0.0;      // absolute bound; +inf: no claim
+  double bound_use = 0.0;  // error / bound (0 when the bound is +inf)
+  Verdict verdict = Verdict::kPass;
+};
+
+struct OutputResult {
+  Output output = Output::kY;
+  bool present = false;          // judged at all (e.g. no dx without dy)
+  FloatFormat format = kBinary32;
+  std::int64_t count = 0;        // elements
+  double max_ulp = 0.0;          // over finite, decided, in-range elements
+  double max_bound_use = 0.0;
+  std::optional<std::int64_t> worst;  // the element that decides the verdict, or max bound use
+  Verdict verdict = Verdict::kPass;
+  std::int64_t unclaimed = 0;    // elements whose bound is +inf
+  std::int64_t undecided = 0;
+  std::int64_t out_of_range = 0;
+  std::vector<ElementResult> elements;  // every element, with JudgeOptions::keep_elements
+};
+
+struct Judgement {
+  Verdict verdict = Verdict::kPass;
+  std::string message;  // for kKernelError: which call returned what
+  std::array<OutputResult, 6> outputs;  // indexed by Output
+  std::int64_t rows_out_of_range = 0;
+  const OutputResult& operator[](Output o) const { return outputs[static_cast<int>(o)]; }
+  OutputResult& operator[](Output o) { return outputs[static_cast<int>(o)]; }
+};
+
+struct JudgeOptions {
+  bool keep_elements = false;  // fill OutputResult::elements (replay)
+  BoundModel (*model_for)(const ImplInfo&) = &ModelFor;  // the bound a kernel is held to
+  OracleOptions oracle;
+};
+
+// The oracle's answer for a case, reusable for every kernel with the same
+// norm, x dtype and param dtype (the kernel-independent part of judging).
+struct Reference {
+  OracleForwardResult forward;
+  std::optional<OracleBackwardResult> backward;  // when the case has dy
+  std::vector<RowInput> rows;                    // exact per-row inputs of the bounds
+  std::vector<BackwardRowInput> backward_rows;   // when the case has dy
+  std::vector<double> row_sumsq;                 // exact-to-double sum x^2 per row
+};
+Reference ComputeReference(const Case& c, const OracleOptions& o = {});
+
+// "" when the kernel can run on the case (norm and dtypes match), else why not.
+std::string CheckCompatible(const ImplInfo& impl, const Case& c);
+
+// Requires CheckCompatible(impl, c) == "".
+Judgement Judge(const ImplInfo& impl, const Case& c, const JudgeOptions& opt = {});
+Judgement JudgeWithReference(const ImplInfo& impl, const Case& c, const Reference& ref,
+                             const JudgeOptions& opt = {});
+
+// One line: "y: max 0.5 ulp, bound use 0.01; dx: ... -> pass".
+std::string Summarize(const Judgement& j);
+
+}  // namespace lnv
+
+#endif  // LNV_HARNESS_JUDGE_H_

@@ -1,0 +1,253 @@
+#include "harness/judge.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <string>
+
+#include "harness/families.h"
+#include "impls/dtype.h"
+
+namespace lnv {
+namespace {
+
+// ---- Test kernels (fp32 LayerNorm), defined here so their behaviour is known ----
+
+// Computes in long double and rounds once: well within any fp32 bound.
+// `perturb` then damages its output to make the controls below.
+struct Perturb {
+  double y_ulps = 0;       // added to every y, in ulps of max(|y|, 1)
+  std::int64_t y_only = -1;  // if >= 0, only this y element
+  double dx_ulps = 0;
+  bool nan_at_0 = false;   // y[0] = NaN
+  bool inf_at_0 = false;   // y[0] = +inf
+  bool drop_nans = false;  // write 0 where the row has a NaN/inf
+  int forward_rc = 0;
+};
+Perturb g_perturb;
+
+int PreciseForward(const ForwardArgs* a) {
+  if (g_perturb.forward_rc != 0) return g_perturb.forward_rc;
+  const auto* x = static_cast<const float*>(a->x);
+  const auto* gamma = static_cast<const float*>(a->gamma);
+  const auto* beta = static_cast<const float*>(a->beta);
+  auto* y = static_cast<float*>(a->y);
+  for (std::int64_t r = 0; r < a->rows; ++r) {
+    const float* xr = x + r * a->d;
+    long double s = 0;
+    for (std::int64_t i = 0; i < a->d; ++i) s += xr[i];
+    const long double mu = s / a->d;
+    long double m2 = 0;
+    for (std::int64_t i = 0; i < a->d; ++i) m2 += (xr[i] - mu) * (xr[i] - mu);
+    const long double rs = 1.0L / std::sqrt(m2 / a->d + a->eps);
+    for (std::int64_t i = 0; i < a->d; ++i) {
+      const std::int64_t idx = r * a->d + i;
+      long double v = (xr[i] - mu) * rs;
+      if (gamma) v *= gamma[i];
+      if (beta) v += beta[i];
+      float out = static_cast<float>(static_cast<double>(v));
+      if (g_perturb.y_ulps != 0 && (g_perturb.y_only < 0 || g_perturb.y_only == idx)) {
+        out = static_cast<float>(out + g_perturb.y_ulps *
+                                           std::ldexp(1.0, std::max(std::ilogb(out), 0) - 23));
+      }
+      if (g_perturb.drop_nans && !std::isfinite(out)) out = 0;
+      y[idx] = out;
+    }
+    if (a->mean) a->mean[r] = static_cast<float>(static_cast<double>(mu));
+    if (a->rstd) a->rstd[r] = static_cast<float>(static_cast<double>(rs));
+  }
+  if (g_perturb.nan_at_0) y[0] = std::numeric_limits<float>::quiet_NaN();
+  if (g_perturb.inf_at_0) y[0] = std::numeric_limits<float>::infinity();
+  return 0;
+}
+
+// Ignores the saved statistics and recomputes everything in long double.
+int PreciseBackward(const BackwardArgs* a) {
+  const auto* x = static_cast<const float*>(a->x);
+  const auto* gamma = static_cast<const float*>(a->gamma);
+  const auto* dy = static_cast<const float*>(a->dy);
+  auto* dx = static_cast<float*>(a->dx);
+  std::vector<long double> dg(a->d, 0), db(a->d, 0), xh(a->d), g(a->d);
+  for (std::int64_t r = 0; r < a->rows; ++r) {
+    const float* xr = x + r * a->d;
+    long double s = 0;
+    for (std::int64_t i = 0; i < a->d; ++i) s += xr[i];
+    const long double mu = s / a->d;
+    long double m2 = 0;
+    for (std::int64_t i = 0; i < a->d; ++i) m2 += (xr[i] - mu) * (xr[i] - mu);
+    const long double rs = 1.0L / std::sqrt(m2 / a->d + a->eps);
+    long double ga = 0, gb = 0;
+    for (std::int64_t i = 0; i < a->d; ++i) {
+      xh[i] = (xr[i] - mu) * rs;
+      g[i] = static_cast<long double>(dy[r * a->d + i]) * (gamma ? gamma[i] : 1.0f);
+      ga += g[i];
+      gb += g[i] * xh[i];
+      dg[i] += dy[r * a->d + i] * xh[i];
+      db[i] += dy[r * a->d + i];
+    }
+    ga /= a->d;
+    gb /= a->d;
+    for (std::int64_t i = 0; i < a->d; ++i) {
+      float out = static_cast<float>(static_cast<double>(rs * (g[i] - ga - xh[i] * gb)));
+      if (g_perturb.dx_ulps != 0) {
+        out = static_cast<float>(out + g_perturb.dx_ulps *
+                                           std::ldexp(1.0, std::max(std::ilogb(out), 0) - 23));
+      }
+      dx[r * a->d + i] = out;
+    }
+  }
+  for (std::int64_t i = 0; i < a->d; ++i) {
+    if (a->dgamma) static_cast<float*>(a->dgamma)[i] = static_cast<float>(static_cast<double>(dg[i]));
+    if (a->dbeta) static_cast<float*>(a->dbeta)[i] = static_cast<float>(static_cast<double>(db[i]));
+  }
+  return 0;
+}
+
+ImplInfo PreciseImpl() {
+  ImplInfo i;
+  i.name = "f32/precise/test";
+  i.norm = Norm::kLayerNorm;
+  i.x_dtype = i.param_dtype = i.acc_dtype = DType::kF32;
+  i.algorithm = i.bound_algorithm = Algorithm::kTwoPass;
+  i.forward = &PreciseForward;
+  i.backward = &PreciseBackward;
+  return i;
+}
+
+class JudgeTest : public ::testing::Test {
+ protected:
+  void SetUp() override { g_perturb = Perturb{}; }
+  void TearDown() override { g_perturb = Perturb{}; }
+  static Case Normal(std::int64_t d = 64, std::int64_t rows = 4) {
+    FamilyParams p;
+    p.d = d;
+    p.rows = rows;
+    return GenerateCase(*FindFamily("standard_normal"), p);
+  }
+};
+
+TEST_F(JudgeTest, PassesACorrectKernelWithRoomToSpare) {
+  const Judgement j = Judge(PreciseImpl(), Normal());
+  EXPECT_EQ(j.verdict, Verdict::kPass) << Summarize(j);
+  for (Output o : kAllOutputs) {
+    ASSERT_TRUE(j[o].present) << OutputName(o);
+    EXPECT_LE(j[o].max_ulp, 1.0) << OutputName(o);  // rounded once from ~64 bits
+    EXPECT_LT(j[o].max_bound_use, 0.5) << OutputName(o);
+    EXPECT_EQ(j[o].unclaimed, 0);
+  }
+  EXPECT_EQ(j[Output::kY].count, 256);
+  EXPECT_EQ(j[Output::kMean].count, 4);
+  EXPECT_EQ(j[Output::kDgamma].count, 64);
+}
+
+TEST_F(JudgeTest, FlagsAKernelThatIsOffByAThousandUlps) {
+  g_perturb.y_ulps = 1000;
+  const Judgement j = Judge(PreciseImpl(), Normal());
+  EXPECT_EQ(j.verdict, Verdict::kBoundExceeded) << Summarize(j);
+  EXPECT_EQ(j[Output::kY].verdict, Verdict::kBoundExceeded);
+  EXPECT_GE(j[Output::kY].max_ulp, 999);
+  EXPECT_GT(j[Output::kY].max_bound_use, 1);
+  EXPECT_EQ(j[Output::kMean].verdict, Verdict::kPass);  // only y is damaged
+}
+
+TEST_F(JudgeTest, PointsAtTheWorstElement) {
+  g_perturb.y_ulps = 1000;
+  g_perturb.y_only = 77;
+  const Judgement j = Judge(PreciseImpl(), Normal());
+  EXPECT_EQ(j[Output::kY].verdict, Verdict::kBoundExceeded);
+  ASSERT_TRUE(j[Output::kY].worst.has_value());
+  EXPECT_EQ(*j[Output::kY].worst, 77);
+}
+
+TEST_F(JudgeTest, FlagsADamagedBackward) {
+  g_perturb.dx_ulps = 1000;
+  const Judgement j = Judge(PreciseImpl(), Normal());
+  EXPECT_EQ(j[Output::kY].verdict, Verdict::kPass);
+  EXPECT_EQ(j[Output::kDx].verdict, Verdict::kBoundExceeded) << Summarize(j);
+}
+
+TEST_F(JudgeTest, CallsANanWhereTheOracleIsFiniteANanMismatch) {
+  g_perturb.nan_at_0 = true;
+  const Judgement j = Judge(PreciseImpl(), Normal());
+  EXPECT_EQ(j.verdict, Verdict::kNanMismatch);
+  EXPECT_EQ(*j[Output::kY].worst, 0);
+}
+
+TEST_F(JudgeTest, CallsAnInfinityFromFiniteInputsNotFinite) {
+  g_perturb.inf_at_0 = true;
+  EXPECT_EQ(Judge(PreciseImpl(), Normal()).verdict, Verdict::kNotFinite);
+}
+
+TEST_F(JudgeTest, AgreesWithNanForNanAndFlagsAKernelThatDropsIt) {
+  FamilyParams p;
+  p.rows = 10;
+  const Case c = GenerateCase(*FindFamily("nan_inf_rows"), p);
+  const Judgement ok = Judge(PreciseImpl(), c);
+  EXPECT_EQ(ok.verdict, Verdict::kPass) << Summarize(ok);
+  g_perturb.drop_nans = true;
+  EXPECT_EQ(Judge(PreciseImpl(), c).verdict, Verdict::kNanMismatch);
+}
+
+TEST_F(JudgeTest, ReportsAKernelError) {
+  g_perturb.forward_rc = 3;
+  const Judgement j = Judge(PreciseImpl(), Normal());
+  EXPECT_EQ(j.verdict, Verdict::kKernelError);
+  EXPECT_NE(j.message.find("forward returned 3"), std::string::npos);
+}
+
+TEST_F(JudgeTest, JudgesOnlyTheNanContractOutsideTheClaimedRange) {
+  ImplInfo impl = PreciseImpl();
+  impl.max_row_sumsq = 1.0;  // every standard-normal row of d = 64 is beyond it
+  g_perturb.y_ulps = 1000;   // would exceed the bound in range
+  const Judgement j = Judge(impl, Normal());
+  EXPECT_EQ(j.verdict, Verdict::kOutOfRange) << Summarize(j);
+  EXPECT_EQ(j.rows_out_of_range, 4);
+  EXPECT_EQ(j[Output::kY].out_of_range, 256);
+}
+
+TEST_F(JudgeTest, ReusesOneReferenceAcrossKernels) {
+  const Case c = Normal();
+  const Reference ref = ComputeReference(c);
+  const Judgement a = JudgeWithReference(PreciseImpl(), c, ref);
+  const Judgement b = Judge(PreciseImpl(), c);
+  EXPECT_EQ(Summarize(a), Summarize(b));
+}
+
+TEST_F(JudgeTest, KeepsEveryElementForReplay) {
+  JudgeOptions o;
+  o.keep_elements = true;
+  const Judgement j = Judge(PreciseImpl(), Normal(8, 2), o);
+  EXPECT_EQ(j[Output::kY].elements.size(), 16u);
+  for (const ElementResult& e : j[Output::kY].elements) {
+    EXPECT_LE(e.error, e.bound);
+    EXPECT_EQ(e.ulps, e.error / UlpOf(e.exact.hi + e.exact.lo, kBinary32));
+  }
+}
+
+TEST_F(JudgeTest, RefusesAMismatchedKernel) {
+  Case c = Normal();
+  c.dtype = c.param_dtype = DType::kBF16;
+  EXPECT_NE(CheckCompatible(PreciseImpl(), c).find("takes f32/f32"), std::string::npos);
+  c.norm = Norm::kRmsNorm;
+  EXPECT_NE(CheckCompatible(PreciseImpl(), c).find("layer_norm"), std::string::npos);
+}
+
+// The registry's scalar references, every dtype and norm, on typical inputs.
+TEST_F(JudgeTest, PassesEveryRegisteredClaimsBoundKernelOnStandardNormalRows) {
+  for (const ImplInfo& impl : AllImpls()) {
+    if (impl.status != ImplStatus::kClaimsBound) continue;
+    FamilyParams p;
+    p.norm = impl.norm;
+    p.dtype = impl.x_dtype;
+    p.param_dtype = impl.param_dtype;
+    p.d = 100;
+    p.rows = 4;
+    const Judgement j = Judge(impl, GenerateCase(*FindFamily("standard_normal"), p));
+    EXPECT_EQ(j.verdict, Verdict::kPass) << impl.name << ": " << Summarize(j);
+  }
+}
+
+}  // namespace
+}  // namespace lnv

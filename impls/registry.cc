@@ -5,6 +5,7 @@
 #include <string>
 #include <utility>
 
+#include "impls/registry_parts.h"
 #include "impls/cpu/kahan_two_pass.h"
 #include "impls/cpu/one_pass.h"
 #include "impls/cpu/rms_kahan.h"
@@ -100,6 +101,8 @@ std::vector<ImplInfo> BuildRegistry() {
       impls.push_back(std::move(info));
     }
   }
+  // Kernels beyond the scalar references, one line per group (registry_parts.h).
+  AppendBrokenImpls(&impls);
   return impls;
 }
 

@@ -102,6 +102,9 @@ std::vector<ImplInfo> BuildRegistry() {
     }
   }
   // Kernels beyond the scalar references, one line per group (registry_parts.h).
+  AppendFastCpuImpls(&impls);
+  AppendThirdPartyImpls(&impls);
+  AppendCudaEmulatedImpls(&impls);
   AppendBrokenImpls(&impls);
   return impls;
 }

@@ -10,6 +10,16 @@
 
 namespace lnv {
 
+// Fast CPU kernels (SIMD, multithreaded) and the Eigen kernel (impls/cpu/fast/).
+void AppendFastCpuImpls(std::vector<ImplInfo>* impls);
+
+// Third-party kernels judged as they are, status kObserved (impls/thirdparty/):
+// empty when the libraries were not found at configure time.
+void AppendThirdPartyImpls(std::vector<ImplInfo>* impls);
+
+// Host emulations of the CUDA kernels, bit for bit (impls/cuda/).
+void AppendCudaEmulatedImpls(std::vector<ImplInfo>* impls);
+
 // Deliberately broken kernels (status kNegativeControl): each imitates a real
 // bug, and the suites must catch it (impls/broken/).
 void AppendBrokenImpls(std::vector<ImplInfo>* impls);

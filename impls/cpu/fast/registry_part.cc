@@ -1,0 +1,9 @@
+// Fast CPU kernels: their registry entries, one per kernel. Empty until the group's
+// kernels are written.
+#include "impls/registry_parts.h"
+
+namespace lnv {
+
+void AppendFastCpuImpls(std::vector<ImplInfo>* /*impls*/) {}
+
+}  // namespace lnv

@@ -2,10 +2,11 @@
 //
 // Rounding model (ASNA §2.2, with underflow §2.1): for op in {+, -, *, /, sqrt}
 // on floats of the accumulation format, fl(a op b) = (a op b)(1 + delta) + eta,
-// |delta| <= u = 2^-p, |eta| <= eta_c = 2^(emin - p), delta * eta = 0, and
+// |delta| <= u = 2^-p, |eta| <= eta_c (UnderflowUnit: the smallest subnormal
+// spacing 2^(emin - p + 1), twice what round-to-nearest needs), delta * eta = 0, and
 // eta = 0 for + and - (underflowing sums are exact). Products of k factors
 // (1 + delta_i)^(+-1) are 1 + theta_k with |theta_k| <= gamma_k = k u/(1 - k u)
-// (ASNA Lemma 3.1). Compose(a, b) = (1 + a)(1 + b) - 1 chains two such bounds.
+// (ASNA §3.1, Lemma 3.1). Compose(a, b) = (1 + a)(1 + b) - 1 chains two such bounds.
 //
 // Notation: d the row length, mu, s2 (= sigma^2), r = (s2 + eps)^(-1/2),
 // q = s2 + eps, A = mean|x|, M = max|x|, all exact; E = |mean_hat - mu|,
@@ -22,6 +23,13 @@ namespace lnv {
 namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
+
+// The bounds are evaluated in double. For fp64 kernels with subnormal
+// results, products inside a formula can underflow below 2^-1074 and vanish;
+// each loses less than 2^-1074 and no formula here has more than 32 products,
+// so 32 * 2^-1074 restores what can be lost. (Rounding of the evaluation in
+// the normal range moves a bound by a relative ~1e-15: immaterial.)
+constexpr double kEvalSlack = 32 * std::numeric_limits<double>::denorm_min();
 
 double U(const BoundModel& m) { return UnitRoundoff(m.acc); }
 double Eta(const BoundModel& m) { return UnderflowUnit(m.acc); }
@@ -162,8 +170,8 @@ StatsError WelfordError(const BoundModel& m, const RowInput& row) {
 
   double e = 0.0;
   if (c > 1) {
-    const double a_leaf = std::min(row.stats.mean_abs * static_cast<double>(d),
-                                   big_m * static_cast<double>(c));
+    const double a_leaf =
+        std::min(row.stats.mean_abs * static_cast<double>(d), big_m * static_cast<double>(c));
     const double denom = 1 - g3 * (1 + u) - u * static_cast<double>(c - 1) / 2;
     e = denom > 0 ? (2 * g3 * (1 + u) * big_m + u * a_leaf + static_cast<double>(c) * eta) / denom
                   : kInf;
@@ -181,8 +189,7 @@ StatsError WelfordError(const BoundModel& m, const RowInput& row) {
   const double gk = Gamma(m, static_cast<double>(k_count));
   const double cross = 2 * e * sigma * std::sqrt(2 * static_cast<double>(d - parts) / dd) +
                        e * e * static_cast<double>(d - parts) / dd +
-                       2 * e * sigma * std::sqrt(static_cast<double>(levels)) +
-                       e * e * levels;
+                       2 * e * sigma * std::sqrt(static_cast<double>(levels)) + e * e * levels;
   const double uf = (dd + 2 * static_cast<double>(parts - 1)) * eta / dd * (1 + gk);
   const double s_err = gk * s2 + (1 + gk) * cross + uf;
   const double gs = Gamma(m, ScaleRoundings(d));
@@ -191,7 +198,7 @@ StatsError WelfordError(const BoundModel& m, const RowInput& row) {
 
 // RMSNorm: v_hat = fl(sum fl(x_i^2) / d), nonnegative terms, no cancellation:
 //   Delta <= Compose(Compose(gamma_1, phi), gamma_s) ms + eta (1+phi)(1+gamma_s) + eta
-// with ms = mean(x^2) (= stats.var for RMSNorm); ASNA eq. (4.4) with |t_i| = t_i.
+// with ms = mean(x^2) (= stats.var for RMSNorm); ASNA §4.2 with |t_i| = t_i.
 StatsError SumOfSquaresError(const BoundModel& m, const RowInput& row) {
   const double phi = SumError(m, row.d);
   const double gs = Gamma(m, ScaleRoundings(row.d));
@@ -281,7 +288,7 @@ std::int64_t ChainLength(const BoundModel& model, std::int64_t n) {
 double SumError(const BoundModel& model, std::int64_t n) {
   if (n <= 1) return 0.0;  // one term: the sum is exact (0 + t)
   if (model.algorithm == Algorithm::kKahanTwoPass) {
-    // Compensated summation (ASNA §4.3, eq. (4.10), after Knuth):
+    // Compensated summation (ASNA §4.3, after Knuth):
     // s_hat = sum (1 + mu_i) x_i, |mu_i| <= 2u + O(n u^2). ASNA gives no
     // constant for the O(n u^2) term; we take 8 n u^2, generous against the
     // second-order products of a few roundings per step (the kahan kernels'
@@ -316,8 +323,8 @@ RowBound ForwardRowBound(const BoundModel& model, const RowInput& row) {
   b.rstd_rel = RstdRelError(model, q, se.var_err);
   // Stored as float: exact for fp32 accumulation, one more rounding for fp64.
   const bool layer = model.norm == Norm::kLayerNorm;
-  b.mean = layer ? b.mean_err + StoreRounding(model, model.stat,
-                                              std::fabs(row.stats.mean) + b.mean_err)
+  b.mean = layer ? b.mean_err + kEvalSlack +
+                       StoreRounding(model, model.stat, std::fabs(row.stats.mean) + b.mean_err)
                  : 0.0;
   const double r = row.stats.rstd;
   b.rstd = std::isfinite(b.rstd_rel)
@@ -352,7 +359,7 @@ double ForwardElementBound(const BoundModel& model, const RowInput& row, const R
   const double x_err = ax * theta_x + r * rb.mean_err * (1 + theta_x) + eta;
   const double acc_err = ag * x_err * (1 + u) * (1 + u) + ag * ax * Gamma(model, 2) +
                          u * std::fabs(e.beta) + eta * (1 + u);
-  return acc_err + StoreRounding(model, model.out, std::fabs(e.y) + acc_err);
+  return acc_err + StoreRounding(model, model.out, std::fabs(e.y) + acc_err) + kEvalSlack;
 }
 
 // The backward recomputes xhat from the STORED mean/rstd (RowBound::mean,
@@ -420,27 +427,27 @@ double DxElementBound(const BoundModel& model, const RowInput& row, const Backwa
   const double pi = x_err * in.mean_abs_g_xhat + ax * bb.b_err + x_err * bb.b_err;
   const double eg = u * ag + eta;
   const double z0 = eg + bb.a_err + pi;
-  const double z = z0 +
-                   Gamma(model, 2) * (ag + in.mean_abs_g + eg + bb.a_err +
-                                      ax * in.mean_abs_g_xhat + pi) +
-                   eta * (1 + u);
+  const double z =
+      z0 + Gamma(model, 2) * (ag + in.mean_abs_g + eg + bb.a_err + ax * in.mean_abs_g_xhat + pi) +
+      eta * (1 + u);
   const double scale = (1 + bb.rstd_rel) * (1 + u);
   const double acc_err = r * z * scale + std::fabs(e.dx) * (scale - 1) + eta;
-  return acc_err + StoreRounding(model, model.out, std::fabs(e.dx) + acc_err);
+  return acc_err + StoreRounding(model, model.out, std::fabs(e.dx) + acc_err) + kEvalSlack;
 }
 
 // dgamma_j = sum_r dy_rj xhat_rj, computed as sum_r fl(dy xhat_hat) over the
-// rows in any order (chain <= rows - 1, ASNA eq. (4.4)):
+// rows in any order (chain <= rows - 1, ASNA §4.2):
 //   |dgamma_hat - dgamma| <= S_err + Compose(gamma_1, gamma_{R-1}) (S_abs + S_err)
 //                            + rows eta (1 + gamma_{R-1}),
 // S_abs = sum |dy xhat|, S_err = sum |dy| X; then the store into the param format.
 double DgammaBound(const BoundModel& model, const ColumnInput& c) {
   const double gr = Gamma(model, static_cast<double>(std::max<std::int64_t>(c.rows - 1, 0)));
-  const double acc_err = c.sum_abs_dy_xhat_err +
-                         Compose(Gamma(model, 1), gr) * (c.sum_abs_dy_xhat + c.sum_abs_dy_xhat_err) +
-                         static_cast<double>(c.rows) * Eta(model) * (1 + gr);
+  const double acc_err =
+      c.sum_abs_dy_xhat_err +
+      Compose(Gamma(model, 1), gr) * (c.sum_abs_dy_xhat + c.sum_abs_dy_xhat_err) +
+      static_cast<double>(c.rows) * Eta(model) * (1 + gr);
   if (!std::isfinite(acc_err)) return kInf;
-  return acc_err + StoreRounding(model, model.param, std::fabs(c.dgamma) + acc_err);
+  return acc_err + StoreRounding(model, model.param, std::fabs(c.dgamma) + acc_err) + kEvalSlack;
 }
 
 // dbeta_j = sum_r dy_rj: exact terms, |error| <= gamma_{R-1} sum |dy| (no
@@ -449,7 +456,7 @@ double DbetaBound(const BoundModel& model, const ColumnInput& c) {
   const double gr = Gamma(model, static_cast<double>(std::max<std::int64_t>(c.rows - 1, 0)));
   const double acc_err = gr * c.sum_abs_dy;
   if (!std::isfinite(acc_err)) return kInf;
-  return acc_err + StoreRounding(model, model.param, std::fabs(c.dbeta) + acc_err);
+  return acc_err + StoreRounding(model, model.param, std::fabs(c.dbeta) + acc_err) + kEvalSlack;
 }
 
 }  // namespace lnv

@@ -64,18 +64,18 @@ double Gamma(const BoundModel& model, double k);
 std::int64_t ChainLength(const BoundModel& model, std::int64_t n);
 
 // phi such that a sum of n terms t_i, computed in the model's shape, is
-// sum t_i (1 + theta_i) with |theta_i| <= phi: gamma_k (ASNA eq. (4.4)) or,
-// for kKahanTwoPass, the compensated-summation bound (ASNA §4.3, eq. (4.10)).
+// sum t_i (1 + theta_i) with |theta_i| <= phi: gamma_k (ASNA §4.2, recursive summation) or,
+// for kKahanTwoPass, the compensated-summation bound (ASNA §4.3).
 double SumError(const BoundModel& model, std::int64_t n);
 
 // ---- Forward ----
 
 // Exact per-row quantities the forward bounds need.
 struct RowInput {
-  RowStats stats;            // from the oracle: mean, var, rstd, mean_abs (exact, to double)
-  double eps = 0.0;          // the float eps the kernel adds
+  RowStats stats;    // from the oracle: mean, var, rstd, mean_abs (exact, to double)
+  double eps = 0.0;  // the float eps the kernel adds
   std::int64_t d = 0;
-  double max_abs = 0.0;      // max_i |x_i| (Welford's prefix means are bounded by it)
+  double max_abs = 0.0;  // max_i |x_i| (Welford's prefix means are bounded by it)
 };
 
 // Builds a RowInput from the oracle's stats and the row itself.
@@ -88,8 +88,8 @@ struct RowBound {
   double var_err = 0.0;   // Delta = |v_hat - sigma^2| (sigma^2 = mean square for RMSNorm)
   double rstd_rel = 0.0;  // rho: |r_hat / r - 1|, +inf when Delta >= q = sigma^2 + eps
   // The stored float outputs (what the ABI's mean/rstd hold):
-  double mean = 0.0;      // |mean_out - mu|
-  double rstd = 0.0;      // |rstd_out - r|
+  double mean = 0.0;  // |mean_out - mu|
+  double rstd = 0.0;  // |rstd_out - r|
 };
 RowBound ForwardRowBound(const BoundModel& model, const RowInput& row);
 

@@ -163,8 +163,8 @@ std::string ValidateCase(const Case& c) {
   if (c.rows > kMaxElements / c.d) return "rows * d is too large";
   const auto n = static_cast<std::size_t>(c.rows * c.d);
   const auto d = static_cast<std::size_t>(c.d);
-  if (c.x.size() != n) return "x has " + std::to_string(c.x.size()) + " values, want rows*d = " +
-                              std::to_string(n);
+  if (c.x.size() != n)
+    return "x has " + std::to_string(c.x.size()) + " values, want rows*d = " + std::to_string(n);
   if (!c.gamma.empty() && c.gamma.size() != d) return "gamma must have d values";
   if (!c.beta.empty() && c.beta.size() != d) return "beta must have d values";
   if (!c.beta.empty() && c.norm == Norm::kRmsNorm) return "beta given for rms_norm";
@@ -225,8 +225,8 @@ bool ParseCase(std::string_view text, Case* out, std::string* error) {
   Case c;
   int line_no = 0;
   bool have_magic = false, have_end = false;
-  bool have_norm = false, have_dtype = false, have_param = false, have_d = false,
-       have_rows = false, have_eps = false, have_kernel = false;
+  bool have_norm = false, have_dtype = false, have_param = false, have_d = false, have_rows = false,
+       have_eps = false, have_kernel = false;
   std::int64_t x_lines = 0, dy_lines = 0;
   auto fail = [&](const std::string& why) {
     *error = "line " + std::to_string(line_no) + ": " + why;
@@ -286,18 +286,20 @@ bool ParseCase(std::string_view text, Case* out, std::string* error) {
       c.norm = *n;
     } else if (key == "dtype" || key == "param_dtype") {
       const bool param = key == "param_dtype";
-      if (!once(param ? &have_param : &have_dtype)) return fail("duplicate '" + std::string(key) + "'");
+      if (!once(param ? &have_param : &have_dtype))
+        return fail("duplicate '" + std::string(key) + "'");
       const auto t = ParseDType(rest);
-      if (!t) return fail(std::string(key) + ": want f32, f16, bf16 or f64, got '" +
-                          std::string(rest) + "'");
+      if (!t)
+        return fail(std::string(key) + ": want f32, f16, bf16 or f64, got '" + std::string(rest) +
+                    "'");
       (param ? c.param_dtype : c.dtype) = *t;
     } else if (key == "d" || key == "rows") {
       const bool is_d = key == "d";
       if (!once(is_d ? &have_d : &have_rows)) return fail("duplicate '" + std::string(key) + "'");
       std::int64_t v = 0;
       if (!ParseInt(rest, &v) || v < 1 || v > kMaxElements) {
-        return fail(std::string(key) + ": want an integer in [1, 2^31], got '" +
-                    std::string(rest) + "'");
+        return fail(std::string(key) + ": want an integer in [1, 2^31], got '" + std::string(rest) +
+                    "'");
       }
       (is_d ? c.d : c.rows) = v;
       if (have_d && have_rows && c.rows > kMaxElements / c.d) return fail("rows * d is too large");
@@ -322,8 +324,9 @@ bool ParseCase(std::string_view text, Case* out, std::string* error) {
       if (!need_header()) return fail("'" + std::string(key) + "' before norm, d and rows");
       const bool is_x = key == "x";
       std::int64_t& lines = is_x ? x_lines : dy_lines;
-      if (lines == c.rows) return fail("more than rows = " + std::to_string(c.rows) + " '" +
-                                       std::string(key) + "' lines");
+      if (lines == c.rows)
+        return fail("more than rows = " + std::to_string(c.rows) + " '" + std::string(key) +
+                    "' lines");
       if (!read_values(is_x ? &c.x : &c.dy, is_x ? "x" : "dy")) return false;
       ++lines;
     } else if (key == "gamma" || key == "beta") {
@@ -340,8 +343,11 @@ bool ParseCase(std::string_view text, Case* out, std::string* error) {
   }
   ++line_no;
   if (!have_magic) return fail("empty file (expected 'lnv-case 1')");
-  for (const auto& [seen, name] : {std::pair{have_kernel, "kernel"}, {have_norm, "norm"},
-                                   {have_dtype, "dtype"}, {have_d, "d"}, {have_rows, "rows"},
+  for (const auto& [seen, name] : {std::pair{have_kernel, "kernel"},
+                                   {have_norm, "norm"},
+                                   {have_dtype, "dtype"},
+                                   {have_d, "d"},
+                                   {have_rows, "rows"},
                                    {have_eps, "eps"}}) {
     if (!seen) return fail(std::string("missing '") + name + "'");
   }
@@ -409,7 +415,8 @@ Case SelectRows(const Case& c, const std::vector<std::int64_t>& rows) {
   s.dy.clear();
   for (std::int64_t r : rows) {
     s.x.insert(s.x.end(), c.x.begin() + r * c.d, c.x.begin() + (r + 1) * c.d);
-    if (!c.dy.empty()) s.dy.insert(s.dy.end(), c.dy.begin() + r * c.d, c.dy.begin() + (r + 1) * c.d);
+    if (!c.dy.empty())
+      s.dy.insert(s.dy.end(), c.dy.begin() + r * c.d, c.dy.begin() + (r + 1) * c.d);
   }
   return s;
 }

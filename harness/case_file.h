@@ -41,9 +41,9 @@ namespace lnv {
 struct Provenance {
   std::string found_by;  // tool and command line, e.g. "ln_check --budget quick"
   std::optional<std::uint64_t> seed;
-  std::string family;    // input family name
-  std::string why;       // why it matters
-  std::string replay;    // the one command that replays it
+  std::string family;  // input family name
+  std::string why;     // why it matters
+  std::string replay;  // the one command that replays it
   std::vector<std::string> notes;
 };
 
@@ -54,11 +54,11 @@ struct Case {
   DType param_dtype = DType::kF32;  // gamma, beta (and dgamma, dbeta)
   std::int64_t d = 0;
   std::int64_t rows = 0;
-  double eps = 0.0;                 // a float value
-  std::vector<double> x;            // rows * d
-  std::vector<double> gamma;        // d, or empty (all ones)
-  std::vector<double> beta;         // d, or empty (zeros); empty for RMSNorm
-  std::vector<double> dy;           // rows * d, or empty (forward only)
+  double eps = 0.0;           // a float value
+  std::vector<double> x;      // rows * d
+  std::vector<double> gamma;  // d, or empty (all ones)
+  std::vector<double> beta;   // d, or empty (zeros); empty for RMSNorm
+  std::vector<double> dy;     // rows * d, or empty (forward only)
   Provenance provenance;
 };
 

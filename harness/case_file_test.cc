@@ -105,9 +105,9 @@ TEST(CaseFile, WritesValuesAsHexFloats) {
   EXPECT_EQ(v, 1.5);
   EXPECT_TRUE(ParseValue("-0x1p-1074", &v));
   EXPECT_EQ(v, -std::numeric_limits<double>::denorm_min());
-  EXPECT_FALSE(ParseValue("1.5", &v));        // decimals are not accepted
-  EXPECT_FALSE(ParseValue("0x1.8", &v));      // no exponent
-  EXPECT_FALSE(ParseValue("0x1p+99999", &v)); // overflows
+  EXPECT_FALSE(ParseValue("1.5", &v));         // decimals are not accepted
+  EXPECT_FALSE(ParseValue("0x1.8", &v));       // no exponent
+  EXPECT_FALSE(ParseValue("0x1p+99999", &v));  // overflows
   EXPECT_FALSE(ParseValue("nan:0x12", &v));
   EXPECT_FALSE(ParseValue("nan:0x3ff0000000000000", &v));  // bits of 1.0, not a NaN
   EXPECT_FALSE(ParseValue("0x1p0junk", &v));

@@ -35,14 +35,16 @@ std::string PadLeft(std::string s, std::size_t w) {
 std::string FileSafe(std::string_view s) {
   std::string o;
   for (char ch : s) {
-    const bool ok = (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') ||
-                    ch == '.' || ch == '-' || ch == '_';
+    const bool ok = (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') ||
+                    (ch >= '0' && ch <= '9') || ch == '.' || ch == '-' || ch == '_';
     o += ok ? ch : '_';
   }
   return o;
 }
 
-bool RowLocal(Output o) { return o == Output::kY || o == Output::kMean || o == Output::kRstd || o == Output::kDx; }
+bool RowLocal(Output o) {
+  return o == Output::kY || o == Output::kMean || o == Output::kRstd || o == Output::kDx;
+}
 
 // The row of an output's element index.
 std::int64_t RowOf(Output o, std::int64_t index, std::int64_t d) {
@@ -66,9 +68,12 @@ Output DecidingOutput(const Judgement& j) {
 
 bool MeetsExpectation(ImplStatus status, bool any_failure) {
   switch (status) {
-    case ImplStatus::kClaimsBound: return !any_failure;
-    case ImplStatus::kNegativeControl: return any_failure;
-    case ImplStatus::kObserved: return true;  // compared to a baseline elsewhere
+    case ImplStatus::kClaimsBound:
+      return !any_failure;
+    case ImplStatus::kNegativeControl:
+      return any_failure;
+    case ImplStatus::kObserved:
+      return true;  // compared to a baseline elsewhere
   }
   return false;
 }
@@ -76,9 +81,11 @@ bool MeetsExpectation(ImplStatus status, bool any_failure) {
 std::string BudgetName(Budget b) { return b == Budget::kQuick ? "quick" : "full"; }
 
 std::string CommandLine(const CheckOptions& o) {
-  std::string s = o.program + " --budget " + BudgetName(o.budget) + " --seed " + std::to_string(o.seed);
+  std::string s =
+      o.program + " --budget " + BudgetName(o.budget) + " --seed " + std::to_string(o.seed);
   if (o.impls_glob != "*") s += " --impls '" + o.impls_glob + "'";
   if (o.families_glob != "*") s += " --families '" + o.families_glob + "'";
+  for (const std::string& p : o.plugins) s += " --plugin '" + p + "'";
   return s;
 }
 
@@ -131,8 +138,10 @@ void PrintTable(const std::vector<KernelSummary>& ks, std::ostream& out) {
       << Pad("(of)", 7) << "verdict\n";
   for (const KernelSummary& k : ks) {
     std::string verdict(VerdictName(k.verdict));
-    if (k.status == ImplStatus::kNegativeControl) verdict += k.ok ? " (caught)" : " (NOT CAUGHT)";
-    else if (!k.ok) verdict += " (FAILED)";
+    if (k.status == ImplStatus::kNegativeControl)
+      verdict += k.ok ? " (caught)" : " (NOT CAUGHT)";
+    else if (!k.ok)
+      verdict += " (FAILED)";
     out << Pad(k.name, wn) << "  " << Pad(std::string(DTypeName(k.dtype)), 5) << "  "
         << Pad(std::string(StatusName(k.status)), 16) << PadLeft(std::to_string(k.cases), 5)
         << PadLeft(Fmt("%.4g", k.max_ulp), 11) << "  "
@@ -164,12 +173,15 @@ std::vector<PlannedRun> BudgetPlan(Budget budget) {
         if (name == "large_d") {
           plan.push_back({name, 64, 2, s, 65536 + 17, 0});
         } else if (name == "many_rows") {
-          plan.push_back({name, 64, 1, s, 0, 65536});
+          // 2^16 rows forward only: the oracle's exact dgamma sums cost about
+          // rows^2 (4096 rows: ~1 s; 65536: minutes), so the backward gets 4096.
+          plan.push_back({name, 64, 1, s, 0, 65536, false});
+          plan.push_back({name, 64, 1, s + 2, 0, 4096, true});
         } else if (name == "d_one") {
           plan.push_back({name, 1, 64, s, 0, 0});
         } else {
-          for (const auto& [d, rows] : {std::pair<std::int64_t, std::int64_t>{7, 16}, {64, 32},
-                                        {768, 8}, {4096, 4}}) {
+          for (const auto& [d, rows] :
+               {std::pair<std::int64_t, std::int64_t>{7, 16}, {64, 32}, {768, 8}, {4096, 4}}) {
             plan.push_back({name, d, name == "large_mean" ? 2 * rows : rows, s, 0, 0});
           }
         }
@@ -219,6 +231,7 @@ CheckResult RunCheck(const CheckOptions& opt, std::ostream& out) {
       p.d = run.d;
       p.rows = run.rows;
       p.seed = opt.seed + run.seed_offset;
+      p.with_dy = run.with_dy;
       if (run.large_d > 0) p.large_d = run.large_d;
       if (run.many_rows > 0) p.many_rows = run.many_rows;
       Case c = GenerateCase(*fam, p);
@@ -249,8 +262,8 @@ CheckResult RunCheck(const CheckOptions& opt, std::ostream& out) {
         if (first_failure) s.first_failure = run.family + ": " + Summarize(j);
         // Claims and observed kernels: a case per failing family; a caught
         // negative control: its first catch, to show the replay.
-        const bool write = opt.write_cases &&
-                           (impl.status != ImplStatus::kNegativeControl || first_failure);
+        const bool write =
+            opt.write_cases && (impl.status != ImplStatus::kNegativeControl || first_failure);
         if (!write) continue;
         const Written w = WriteFailure(opt, impl, c, j, run);
         if (w.path.empty()) {
@@ -273,11 +286,11 @@ CheckResult RunCheck(const CheckOptions& opt, std::ostream& out) {
   }
   out << "\n";
   PrintTable(result.kernels, out);
-  result.seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   result.exit_code = failed == 0 ? 0 : 1;
-  out << "\n" << (failed == 0 ? "ok" : "FAILED") << ": " << impls.size() - failed << "/"
-      << impls.size() << " kernels as expected (claims_bound within bound, negative controls "
+  out << "\n"
+      << (failed == 0 ? "ok" : "FAILED") << ": " << impls.size() - failed << "/" << impls.size()
+      << " kernels as expected (claims_bound within bound, negative controls "
       << "caught); seed " << opt.seed << "; " << Fmt("%.1f", result.seconds) << " s\n";
   std::int64_t unclaimed = 0, undecided = 0;
   for (const KernelSummary& s : result.kernels) {
@@ -334,13 +347,15 @@ int ReplayCase(const std::string& path, const std::vector<ImplInfo>& impls, std:
     if (!o.present) continue;
     const bool wide = o.format.precision > 24;
     const char* vf = wide ? "%.17g" : "%.9g";
-    out << "\n" << OutputName(o.output) << ": " << o.count << " elements, max "
-        << Fmt("%.4g", o.max_ulp) << " ulp, bound use " << Fmt("%.4g", o.max_bound_use)
-        << ", verdict " << VerdictName(o.verdict);
+    out << "\n"
+        << OutputName(o.output) << ": " << o.count << " elements, max " << Fmt("%.4g", o.max_ulp)
+        << " ulp, bound use " << Fmt("%.4g", o.max_bound_use) << ", verdict "
+        << VerdictName(o.verdict);
     if (o.worst) out << ", worst element " << *o.worst;
     out << "\n  " << PadLeft("index", 7) << PadLeft("row", 6) << PadLeft("col", 6)
         << PadLeft("oracle", 26) << PadLeft("exact", 26) << PadLeft("kernel", 26)
-        << PadLeft("err ulp", 12) << PadLeft("bound ulp", 12) << PadLeft("use", 11) << "  verdict\n";
+        << PadLeft("err ulp", 12) << PadLeft("bound ulp", 12) << PadLeft("use", 11)
+        << "  verdict\n";
     std::int64_t printed = 0;
     for (const ElementResult& e : o.elements) {
       if (printed++ == kMaxPrinted) {
@@ -354,10 +369,10 @@ int ReplayCase(const std::string& path, const std::vector<ImplInfo>& impls, std:
       out << "  " << PadLeft(std::to_string(e.index), 7)
           << PadLeft(row >= 0 ? std::to_string(row) : "-", 6)
           << PadLeft(col >= 0 ? std::to_string(col) : "-", 6)
-          << PadLeft(Fmt(vf, e.exact.rounded), 26) << PadLeft(Fmt("%.17g", e.exact.hi + e.exact.lo), 26)
-          << PadLeft(Fmt(vf, e.kernel), 26) << PadLeft(Fmt("%.4g", e.ulps), 12)
-          << PadLeft(Fmt("%.4g", e.bound / ulp), 12) << PadLeft(Fmt("%.4g", e.bound_use), 11)
-          << "  " << VerdictName(e.verdict) << "\n";
+          << PadLeft(Fmt(vf, e.exact.rounded), 26)
+          << PadLeft(Fmt("%.17g", e.exact.hi + e.exact.lo), 26) << PadLeft(Fmt(vf, e.kernel), 26)
+          << PadLeft(Fmt("%.4g", e.ulps), 12) << PadLeft(Fmt("%.4g", e.bound / ulp), 12)
+          << PadLeft(Fmt("%.4g", e.bound_use), 11) << "  " << VerdictName(e.verdict) << "\n";
     }
   }
   const bool failure = IsFailure(j.verdict);
@@ -386,6 +401,8 @@ std::string CheckUsage() {
          "  --cases-dir DIR    where failing cases are written (default lnv-cases/)\n"
          "  --no-cases         do not write case files\n"
          "  --replay FILE      judge the case in FILE again, element by element\n"
+         "  --plugin PATH      also check the kernels of a plugin shared library\n"
+         "                     (repeatable; LNV_PLUGINS adds colon-separated paths)\n"
          "  --help             this text\n"
          "\n"
          "Exit status: 0 every claims_bound kernel within its bound and every\n"
@@ -428,8 +445,10 @@ int ParseCheckArgs(const std::vector<std::string>& args, CheckOptions* o, bool* 
       if (!take(&o->families_glob)) return 2;
     } else if (a == "--budget") {
       if (!take(&v)) return 2;
-      if (v == "quick") o->budget = Budget::kQuick;
-      else if (v == "full") o->budget = Budget::kFull;
+      if (v == "quick")
+        o->budget = Budget::kQuick;
+      else if (v == "full")
+        o->budget = Budget::kFull;
       else {
         *error = "--budget: want quick or full, got '" + v + "'";
         return 2;
@@ -449,6 +468,9 @@ int ParseCheckArgs(const std::vector<std::string>& args, CheckOptions* o, bool* 
       o->write_cases = false;
     } else if (a == "--replay") {
       if (!take(replay)) return 2;
+    } else if (a == "--plugin") {
+      if (!take(&v)) return 2;
+      o->plugins.push_back(v);
     } else {
       *error = "unknown argument '" + args[i] + "'";
       return 2;

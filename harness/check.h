@@ -27,6 +27,7 @@ struct CheckOptions {
   std::string cases_dir = "lnv-cases";
   bool write_cases = true;
   std::string program = "ln_check";  // how the replay command names the tool
+  std::vector<std::string> plugins;  // --plugin paths (LNV_PLUGINS is read too)
   // The kernels to check; empty: AllImpls() (both filtered by impls_glob).
   std::vector<ImplInfo> impls;
 };
@@ -39,6 +40,7 @@ struct PlannedRun {
   std::uint64_t seed_offset = 0;  // added to the user's seed
   std::int64_t large_d = 0;
   std::int64_t many_rows = 0;
+  bool with_dy = true;  // judge the backward too
 };
 std::vector<PlannedRun> BudgetPlan(Budget budget);
 
@@ -47,7 +49,7 @@ struct KernelSummary {
   DType dtype = DType::kF32;
   ImplStatus status = ImplStatus::kClaimsBound;
   std::int64_t cases = 0;
-  double max_ulp = 0.0;          // over every judged output
+  double max_ulp = 0.0;  // over every judged output
   Output max_ulp_output = Output::kY;
   double max_bound_use = 0.0;
   Output max_use_output = Output::kY;

@@ -23,7 +23,9 @@ std::uint64_t SplitMix64(std::uint64_t z) {
 class Gen {
  public:
   Gen(const FamilyParams& p, std::string_view family)
-      : p_(p), rng_(FamilySeed(p.seed, family)), xf_(FormatOf(p.dtype)),
+      : p_(p),
+        rng_(FamilySeed(p.seed, family)),
+        xf_(FormatOf(p.dtype)),
         pf_(FormatOf(p.param_dtype)) {}
 
   double Normal() { return normal_(rng_); }
@@ -266,11 +268,21 @@ Case GammaNearZero(const FamilyParams& p) {
   for (std::int64_t j = 0; j < p.d; ++j) {
     double v = 0;
     switch (j % 5) {
-      case 0: v = 0.0; break;
-      case 1: v = -0.0; break;
-      case 2: v = g.Sign() * std::ldexp(1.0, f.emin - f.precision + 1); break;
-      case 3: v = g.Sign() * std::ldexp(g.Uniform(1, 2), f.emin); break;
-      default: v = 1e-3 * g.Normal(); break;
+      case 0:
+        v = 0.0;
+        break;
+      case 1:
+        v = -0.0;
+        break;
+      case 2:
+        v = g.Sign() * std::ldexp(1.0, f.emin - f.precision + 1);
+        break;
+      case 3:
+        v = g.Sign() * std::ldexp(g.Uniform(1, 2), f.emin);
+        break;
+      default:
+        v = 1e-3 * g.Normal();
+        break;
     }
     c.gamma.push_back(g.P(v));
   }
@@ -289,8 +301,9 @@ Case BetaCancels(const FamilyParams& p) {
   for (std::int64_t i = 0; i < p.d; ++i) x0.push_back(g.X(g.Normal()));
   for (std::int64_t r = 0; r < p.rows; ++r) {
     for (std::int64_t i = 0; i < p.d; ++i) {
-      c.x.push_back(r == 0 ? x0[i] : g.X(x0[i] * (1 + std::ldexp(static_cast<double>(r), -6)) +
-                                         static_cast<double>(r)));
+      c.x.push_back(r == 0 ? x0[i]
+                           : g.X(x0[i] * (1 + std::ldexp(static_cast<double>(r), -6)) +
+                                 static_cast<double>(r)));
     }
   }
   for (std::int64_t j = 0; j < p.d; ++j) {
@@ -320,14 +333,21 @@ Case NanInfRows(const FamilyParams& p) {
     for (std::int64_t i = 0; i < p.d; ++i) row.push_back(g.X(g.Normal()));
     const std::int64_t at = g.Int(0, p.d - 1);
     switch (r % 5) {
-      case 1: row[at] = std::numeric_limits<double>::quiet_NaN(); break;
-      case 2: row[at] = inf; break;
-      case 3: row[at] = -inf; break;
+      case 1:
+        row[at] = std::numeric_limits<double>::quiet_NaN();
+        break;
+      case 2:
+        row[at] = inf;
+        break;
+      case 3:
+        row[at] = -inf;
+        break;
       case 4:
         row[at] = inf;
         row[(at + 1) % p.d] = p.d > 1 ? -inf : inf;
         break;
-      default: break;  // a finite row
+      default:
+        break;  // a finite row
     }
     c.x.insert(c.x.end(), row.begin(), row.end());
   }

@@ -19,14 +19,14 @@ struct FamilyParams {
   Norm norm = Norm::kLayerNorm;
   DType dtype = DType::kF32;
   DType param_dtype = DType::kF32;
-  std::int64_t d = 64;       // families about d (d_one, odd_d, ...) derive theirs from it
+  std::int64_t d = 64;  // families about d (d_one, odd_d, ...) derive theirs from it
   std::int64_t rows = 8;
   std::uint64_t seed = 1;
   double eps = static_cast<double>(1e-5f);  // the float the kernel adds
-  bool with_dy = true;       // draw dy too (backward)
-  bool affine = true;        // draw gamma and (LayerNorm) beta; else both absent
-  std::int64_t large_d = 65536 + 17;  // d of the large_d family
-  std::int64_t many_rows = 65536;     // rows of the many_rows family
+  bool with_dy = true;                      // draw dy too (backward)
+  bool affine = true;                       // draw gamma and (LayerNorm) beta; else both absent
+  std::int64_t large_d = 65536 + 17;        // d of the large_d family
+  std::int64_t many_rows = 65536;           // rows of the many_rows family
 };
 
 struct Family {

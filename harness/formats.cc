@@ -8,22 +8,21 @@ namespace lnv {
 
 FloatFormat FormatOf(DType t) {
   switch (t) {
-    case DType::kF32: return kBinary32;
-    case DType::kF16: return kBinary16;
-    case DType::kBF16: return kBfloat16;
-    case DType::kF64: return kBinary64;
+    case DType::kF32:
+      return kBinary32;
+    case DType::kF16:
+      return kBinary16;
+    case DType::kBF16:
+      return kBfloat16;
+    case DType::kF64:
+      return kBinary64;
   }
   return kBinary64;
 }
 
 double UnitRoundoff(FloatFormat f) { return std::ldexp(1.0, -f.precision); }
 
-double UnderflowUnit(FloatFormat f) {
-  // binary64's 2^-1075 is not a double: round it up to 2^-1074 (an upper
-  // bound is what the models need).
-  return std::max(std::ldexp(1.0, f.emin - f.precision),
-                  std::numeric_limits<double>::denorm_min());
-}
+double UnderflowUnit(FloatFormat f) { return std::ldexp(1.0, f.emin - f.precision + 1); }
 
 double MaxFinite(FloatFormat f) {
   return std::ldexp(2.0 - std::ldexp(1.0, 1 - f.precision), f.emax);

@@ -17,10 +17,11 @@ FloatFormat FormatOf(DType t);
 // normal result (Higham, ASNA 2nd ed., Theorem 2.2).
 double UnitRoundoff(FloatFormat f);
 
-// Half the smallest subnormal spacing, 2^(emin - p): the absolute error one
-// rounded multiplication or division can add when its result underflows
-// (Higham, ASNA 2nd ed., §2.1, eq. (2.8)); additions that underflow are exact.
-// For binary64, 2^-1074 (2^-1075 is not a double).
+// The smallest subnormal spacing, 2^(emin - p + 1): a bound on the absolute
+// error one rounded multiplication or division can add when its result
+// underflows (ASNA §2.1: fl(x op y) = (x op y)(1 + delta) + eta; additions
+// that underflow are exact). Round-to-nearest needs only half of it; the
+// whole spacing also covers directed rounding.
 double UnderflowUnit(FloatFormat f);
 
 // The largest finite value, (2 - 2^(1-p)) * 2^emax.

@@ -41,7 +41,7 @@ TEST(Formats, RepresentabilityIsExact) {
   EXPECT_TRUE(IsRepresentable(65504.0, kBinary16));
   EXPECT_FALSE(IsRepresentable(65505.0, kBinary16));
   EXPECT_FALSE(IsRepresentable(1e6, kBinary16));
-  EXPECT_TRUE(IsRepresentable(1.0078125, kBfloat16));  // 1 + 2^-7
+  EXPECT_TRUE(IsRepresentable(1.0078125, kBfloat16));    // 1 + 2^-7
   EXPECT_FALSE(IsRepresentable(1.00390625, kBfloat16));  // 1 + 2^-8
   EXPECT_TRUE(IsRepresentable(std::numeric_limits<double>::quiet_NaN(), kBinary16));
   EXPECT_TRUE(IsRepresentable(-std::numeric_limits<double>::infinity(), kBfloat16));

@@ -18,7 +18,8 @@ constexpr double kNan = std::numeric_limits<double>::quiet_NaN();
 // A dtype buffer holding `v` exactly (the case guarantees representability).
 std::vector<unsigned char> ToBuffer(const std::vector<double>& v, DType t) {
   std::vector<unsigned char> b(v.size() * SizeOf(t));
-  for (std::size_t i = 0; i < v.size(); ++i) StoreExact(b.data(), t, static_cast<std::int64_t>(i), v[i]);
+  for (std::size_t i = 0; i < v.size(); ++i)
+    StoreExact(b.data(), t, static_cast<std::int64_t>(i), v[i]);
   return b;
 }
 
@@ -27,7 +28,9 @@ std::vector<unsigned char> UnwrittenBuffer(std::int64_t n, DType t) {
   return ToBuffer(std::vector<double>(static_cast<std::size_t>(n), kNan), t);
 }
 
-const void* DataOrNull(const std::vector<unsigned char>& b) { return b.empty() ? nullptr : b.data(); }
+const void* DataOrNull(const std::vector<unsigned char>& b) {
+  return b.empty() ? nullptr : b.data();
+}
 
 int Severity(Verdict v) { return static_cast<int>(v); }
 
@@ -136,13 +139,20 @@ void Finish(Judgement* j) {
 
 std::string_view VerdictName(Verdict v) {
   switch (v) {
-    case Verdict::kPass: return "pass";
-    case Verdict::kOutOfRange: return "out_of_range";
-    case Verdict::kOracleUndecided: return "oracle_undecided";
-    case Verdict::kBoundExceeded: return "bound_exceeded";
-    case Verdict::kNotFinite: return "not_finite";
-    case Verdict::kNanMismatch: return "nan_mismatch";
-    case Verdict::kKernelError: return "kernel_error";
+    case Verdict::kPass:
+      return "pass";
+    case Verdict::kOutOfRange:
+      return "out_of_range";
+    case Verdict::kOracleUndecided:
+      return "oracle_undecided";
+    case Verdict::kBoundExceeded:
+      return "bound_exceeded";
+    case Verdict::kNotFinite:
+      return "not_finite";
+    case Verdict::kNanMismatch:
+      return "nan_mismatch";
+    case Verdict::kKernelError:
+      return "kernel_error";
   }
   return "?";
 }
@@ -154,12 +164,18 @@ bool IsFailure(Verdict v) {
 
 std::string_view OutputName(Output o) {
   switch (o) {
-    case Output::kY: return "y";
-    case Output::kMean: return "mean";
-    case Output::kRstd: return "rstd";
-    case Output::kDx: return "dx";
-    case Output::kDgamma: return "dgamma";
-    case Output::kDbeta: return "dbeta";
+    case Output::kY:
+      return "y";
+    case Output::kMean:
+      return "mean";
+    case Output::kRstd:
+      return "rstd";
+    case Output::kDx:
+      return "dx";
+    case Output::kDgamma:
+      return "dgamma";
+    case Output::kDbeta:
+      return "dbeta";
   }
   return "?";
 }
@@ -196,8 +212,7 @@ Reference ComputeReference(const Case& c, const OracleOptions& o) {
         g1 += std::fabs(g);
         g2 += std::fabs(g * ref.forward.xhat[r * d + i]);
       }
-      ref.backward_rows.push_back(
-          {static_cast<double>(g1 / d), static_cast<double>(g2 / d)});
+      ref.backward_rows.push_back({static_cast<double>(g1 / d), static_cast<double>(g2 / d)});
     }
   }
   return ref;
@@ -332,8 +347,8 @@ Judgement JudgeWithReference(const ImplInfo& impl, const Case& c, const Referenc
           const double g = c.dy[idx] * (c.gamma.empty() ? 1.0 : c.gamma[i]);
           const double b = DxElementBound(model, ref.rows[r], ref.backward_rows[r], bb[r],
                                           {ref.forward.xhat[idx], g, ev.hi + ev.lo});
-          acc.Add(JudgeElement(idx, LoadAsDouble(dx.data(), c.dtype, idx), ev, b, out_f,
-                               in_range[r]));
+          acc.Add(
+              JudgeElement(idx, LoadAsDouble(dx.data(), c.dtype, idx), ev, b, out_f, in_range[r]));
         }
       }
     }
@@ -383,8 +398,8 @@ std::string Summarize(const Judgement& j) {
   for (const OutputResult& o : j.outputs) {
     if (!o.present) continue;
     if (!s.empty()) s += "; ";
-    std::snprintf(buf, sizeof buf, "%s %.4g ulp, use %.4g", std::string(OutputName(o.output)).c_str(),
-                  o.max_ulp, o.max_bound_use);
+    std::snprintf(buf, sizeof buf, "%s %.4g ulp, use %.4g",
+                  std::string(OutputName(o.output)).c_str(), o.max_ulp, o.max_bound_use);
     s += buf;
     if (o.verdict != Verdict::kPass) {
       s += ' ';

@@ -64,14 +64,14 @@ struct ElementResult {
 
 struct OutputResult {
   Output output = Output::kY;
-  bool present = false;          // judged at all (e.g. no dx without dy)
+  bool present = false;  // judged at all (e.g. no dx without dy)
   FloatFormat format = kBinary32;
-  std::int64_t count = 0;        // elements
-  double max_ulp = 0.0;          // over finite, decided, in-range elements
+  std::int64_t count = 0;  // elements
+  double max_ulp = 0.0;    // over finite, decided, in-range elements
   double max_bound_use = 0.0;
   std::optional<std::int64_t> worst;  // the element that decides the verdict, or max bound use
   Verdict verdict = Verdict::kPass;
-  std::int64_t unclaimed = 0;    // elements whose bound is +inf
+  std::int64_t unclaimed = 0;  // elements whose bound is +inf
   std::int64_t undecided = 0;
   std::int64_t out_of_range = 0;
   std::vector<ElementResult> elements;  // every element, with JudgeOptions::keep_elements
@@ -79,7 +79,7 @@ struct OutputResult {
 
 struct Judgement {
   Verdict verdict = Verdict::kPass;
-  std::string message;  // for kKernelError: which call returned what
+  std::string message;                  // for kKernelError: which call returned what
   std::array<OutputResult, 6> outputs;  // indexed by Output
   std::int64_t rows_out_of_range = 0;
   const OutputResult& operator[](Output o) const { return outputs[static_cast<int>(o)]; }
@@ -87,7 +87,7 @@ struct Judgement {
 };
 
 struct JudgeOptions {
-  bool keep_elements = false;  // fill OutputResult::elements (replay)
+  bool keep_elements = false;                            // fill OutputResult::elements (replay)
   BoundModel (*model_for)(const ImplInfo&) = &ModelFor;  // the bound a kernel is held to
   OracleOptions oracle;
 };

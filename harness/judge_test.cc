@@ -18,7 +18,7 @@ namespace {
 // Computes in long double and rounds once: well within any fp32 bound.
 // `perturb` then damages its output to make the controls below.
 struct Perturb {
-  double y_ulps = 0;       // added to every y, in ulps of max(|y|, 1)
+  double y_ulps = 0;         // added to every y, in ulps of max(|y|, 1)
   std::int64_t y_only = -1;  // if >= 0, only this y element
   double dx_ulps = 0;
   bool nan_at_0 = false;   // y[0] = NaN
@@ -99,7 +99,8 @@ int PreciseBackward(const BackwardArgs* a) {
     }
   }
   for (std::int64_t i = 0; i < a->d; ++i) {
-    if (a->dgamma) static_cast<float*>(a->dgamma)[i] = static_cast<float>(static_cast<double>(dg[i]));
+    if (a->dgamma)
+      static_cast<float*>(a->dgamma)[i] = static_cast<float>(static_cast<double>(dg[i]));
     if (a->dbeta) static_cast<float*>(a->dbeta)[i] = static_cast<float>(static_cast<double>(db[i]));
   }
   return 0;

@@ -2,9 +2,11 @@
 // exact oracle and each kernel's derived bound. See CheckUsage() (--help).
 #include <iostream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "harness/check.h"
+#include "impls/plugin/loader.h"
 #include "impls/registry.h"
 
 int main(int argc, char** argv) {
@@ -20,6 +22,13 @@ int main(int argc, char** argv) {
     std::cout << lnv::CheckUsage();
     return 0;
   }
-  if (!replay.empty()) return lnv::ReplayCase(replay, lnv::AllImpls(), std::cout, std::cerr);
+  // The registry, then LNV_PLUGINS, then --plugin (impls/plugin/loader.h).
+  lnv::PluginLoad load = lnv::ImplsWithPlugins(options.plugins);
+  if (!load.errors.empty()) {
+    for (const std::string& e : load.errors) std::cerr << "ln_check: " << e << "\n";
+    return 2;
+  }
+  if (!replay.empty()) return lnv::ReplayCase(replay, load.impls, std::cout, std::cerr);
+  options.impls = std::move(load.impls);
   return lnv::RunCheck(options, std::cout).exit_code;
 }

@@ -10,6 +10,7 @@
 
 #include <boost/multiprecision/cpp_int.hpp>
 #include <boost/multiprecision/gmp.hpp>
+#include <cmath>
 #include <cstdint>
 
 #include "oracle/rat.h"
@@ -30,13 +31,37 @@ struct PositiveRat {
   std::int64_t exp;
 };
 
+// floor(sqrt(n)) by Newton's iteration from above (Brent & Zimmermann,
+// Modern Computer Arithmetic, Alg. 1.13 SqrtInt): from any x0 >= floor(sqrt(n))
+// the sequence x <- floor((x + floor(n/x))/2) decreases until it reaches
+// floor(sqrt(n)), where it stops decreasing. The start is taken from a binary64
+// estimate of the top bits, rounded up generously so that it is above the root.
+template <class Int>
+Int ISqrt(const Int& n) {
+  if (n.is_zero()) return n;
+  const std::int64_t bits = static_cast<std::int64_t>(msb(n)) + 1;
+  std::int64_t shift = bits > 104 ? bits - 104 : 0;
+  if (shift % 2) ++shift;
+  const Int top = n >> static_cast<unsigned>(shift);  // < 2^104: exact in two doubles
+  const double hi = std::ldexp(static_cast<double>(static_cast<std::uint64_t>(top >> 52)), 52);
+  const double lo = static_cast<double>(static_cast<std::uint64_t>(top & Int((std::uint64_t{1} << 52) - 1)));
+  // sqrt(top) * (1 + 2^-40) + 2 is above sqrt(top + 1), so x0 > sqrt(n).
+  const double est = std::sqrt(hi + lo) * (1.0 + 0x1p-40) + 2.0;
+  Int x = Int(static_cast<std::uint64_t>(std::ldexp(est, -20)) + 1) << 20;  // keep it an integer >= est
+  x <<= static_cast<unsigned>(shift / 2);
+  while (true) {
+    Int y = (x + n / x) >> 1;
+    if (y >= x) return x;
+    x = y;
+  }
+}
+
 // If num*den is a perfect square, r = sqrt(num*den)/num * 2^(-exp/2) exactly.
 template <class Int>
 bool ExactRecipSqrt(const PositiveRat<Int>& q, Rat<Int>* r) {
   Int m = q.num * q.den;
-  Int rem;
-  Int root = sqrt(m, rem);
-  if (!rem.is_zero()) return false;
+  Int root = ISqrt(m);
+  if (root * root != m) return false;
   r->num = root;
   r->den = q.num;
   r->exp = -q.exp / 2;
@@ -55,7 +80,7 @@ struct BoostBackend {
     const std::int64_t s = bits - mbits / 2;
     Int scaled = s >= 0 ? Int(m << static_cast<unsigned>(2 * s))
                         : Int(m >> static_cast<unsigned>(-2 * s));
-    Int root = sqrt(scaled);
+    Int root = ISqrt(scaled);
     Enclosure<Int> e;
     e.lo = Rat<Int>{root, q.num, -s - q.exp / 2};
     e.hi = Rat<Int>{Int(root + 1), q.num, -s - q.exp / 2};

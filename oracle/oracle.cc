@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <deque>
+#include <unordered_map>
 #include <cmath>
 #include <limits>
 #include <stdexcept>
@@ -152,7 +153,15 @@ class Row {
     return R{n, dn_, lo_};
   }
 
-  bool r_exact() const { return r_exact_; }
+  // Whether r is rational (q the square of a rational); decided on first use,
+  // since only the exact path needs it.
+  bool r_exact() {
+    if (!r_exact_known_) {
+      r_exact_known_ = true;
+      r_exact_ = oracle_internal::ExactRecipSqrt(qp_, &r_exact_value_);
+    }
+    return r_exact_;
+  }
   const R& r_exact_value() const { return r_exact_value_; }
 
   // The enclosure of r at Ziv level k (start_bits * 2^k bits), cached.
@@ -177,7 +186,7 @@ class Row {
     }
     // r as a double-word: the double-double of the enclosure's lower end at
     // 128 bits; |r - (h + l)| <= (hi - lo) + 2u^2 r, and hi - lo <= 2^-120 r.
-    const R& lo = r_exact_ ? r_exact_value_ : Level(0, 128).lo;
+    const R& lo = Level(0, 128).lo;
     const auto [h, l] = oracle_internal::ToDoubleDouble(lo);
     r_w_ = oracle_internal::Edd{h, l, 0x1p-119 * std::fabs(h) + 4 * kTiny};
     r_e_ = oracle_internal::ToEd(r_w_);
@@ -236,7 +245,6 @@ class Row {
       qp_.num <<= 1;
       qp_.exp -= 1;
     }
-    r_exact_ = oracle_internal::ExactRecipSqrt(qp_, &r_exact_value_);
   }
 
   std::int64_t d_;
@@ -253,6 +261,7 @@ class Row {
   double mean_abs_ = 0.0;
   QKind q_kind_ = QKind::kNaN;
   oracle_internal::PositiveRat<Int> qp_{};
+  bool r_exact_known_ = false;
   bool r_exact_ = false;
   R r_exact_value_;
   std::deque<std::pair<int, oracle_internal::Enclosure<Int>>> levels_;  // by bits
@@ -375,9 +384,12 @@ OracleForwardResult Forward(const OracleProblem& p, const OracleOptions& o) {
       }
       continue;
     }
-    res.rstd[row_i] = EvalAffine<B>(row, R{}, R{Int(1), Int(1), 0}, p.stat_format, o, &res.undecided);
-    st.rstd = res.rstd[row_i].hi;
     const bool fast = try_fast && row.PrepareFast();
+    if (!(o.fast_path && row.PrepareFast() &&
+          oracle_internal::DecideFast(oracle_internal::ToEd(row.r_word()), p.stat_format, &res.rstd[row_i]))) {
+      res.rstd[row_i] = EvalAffine<B>(row, R{}, R{Int(1), Int(1), 0}, p.stat_format, o, &res.undecided);
+    }
+    st.rstd = row.PrepareFast() ? row.r_word().hi + row.r_word().lo : res.rstd[row_i].hi;
     for (std::int64_t i = 0; i < p.d; ++i) {
       const double g = ParamD(p.gamma, i, 1.0);
       const double b = ParamD(beta, i, 0.0);
@@ -588,14 +600,18 @@ OracleBackwardResult Backward(const OracleProblem& p, const OracleOptions& o) {
   const bool try_fast_param = o.fast_path && p.param_format.precision <= 26;
   std::vector<int> group(p.rows, -1);
   std::vector<std::int64_t> leaders;
+  // Equal q have equal nearest doubles: compare exactly only within a bucket.
+  std::unordered_map<double, std::vector<int>> buckets;
   for (std::int64_t r = 0; r < p.rows; ++r) {
     if (!rows[r].finite() || rows[r].q_kind() != QKind::kPositive) continue;
-    for (std::size_t k = 0; k < leaders.size(); ++k) {
+    std::vector<int>& bucket = buckets[oracle_internal::ToDouble(rows[r].q())];
+    for (int k : bucket) {
       if (oracle_internal::Compare(rows[r].q(), rows[leaders[k]].q()) == 0) {
-        group[r] = static_cast<int>(k);
+        group[r] = k;
         break;
       }
     }
+    if (group[r] < 0) bucket.push_back(static_cast<int>(leaders.size()));
     if (group[r] < 0) {
       group[r] = static_cast<int>(leaders.size());
       leaders.push_back(r);

@@ -91,3 +91,27 @@ TEST(RoundRat, RoundsRationalsOnceInBothBackends) {
 
 }  // namespace
 }  // namespace lnv
+
+namespace lnv {
+namespace {
+
+TEST(ISqrt, MatchesTheLibraryIntegerSquareRootOnRandomAndBoundaryIntegers) {
+  using Int = oracle_internal::BoostBackend::Int;
+  std::mt19937_64 rng(99);
+  for (int i = 0; i < 3000; ++i) {
+    Int n = 0;
+    const int limbs = 1 + static_cast<int>(rng() % 12);
+    for (int l = 0; l < limbs; ++l) n = (n << 64) + Int(rng());
+    n >>= static_cast<unsigned>(rng() % 64);
+    for (Int m : {n, Int(n * n), Int(n * n - 1), Int(n * n + 1)}) {
+      if (m.sign() < 0) continue;
+      ASSERT_EQ(oracle_internal::ISqrt(m), boost::multiprecision::sqrt(m)) << m;
+    }
+  }
+  for (std::uint64_t small = 0; small < 5000; ++small) {
+    ASSERT_EQ(oracle_internal::ISqrt(Int(small)), boost::multiprecision::sqrt(Int(small))) << small;
+  }
+}
+
+}  // namespace
+}  // namespace lnv

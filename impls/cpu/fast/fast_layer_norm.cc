@@ -231,6 +231,8 @@ void FillLayerNorm(TargetKernels* out) {
                              &LayerNormForward<hwy::float16_t>};
   out->layer_norm.backward = {&LayerNormBackward<float>, &LayerNormBackward<hwy::bfloat16_t>,
                               &LayerNormBackward<hwy::float16_t>};
+  out->layer_norm.backward_rows = {&LayerNormBackwardRows<float>, &LayerNormBackwardRows<hwy::bfloat16_t>,
+                                   &LayerNormBackwardRows<hwy::float16_t>};
 }
 
 }  // namespace HWY_NAMESPACE

@@ -172,6 +172,8 @@ void FillRmsNorm(TargetKernels* out) {
                            &RmsForward<hwy::float16_t>};
   out->rms_norm.backward = {&RmsBackward<float>, &RmsBackward<hwy::bfloat16_t>,
                             &RmsBackward<hwy::float16_t>};
+  out->rms_norm.backward_rows = {&RmsBackwardRows<float>, &RmsBackwardRows<hwy::bfloat16_t>,
+                                 &RmsBackwardRows<hwy::float16_t>};
 }
 
 }  // namespace HWY_NAMESPACE

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "impls/api.h"
+#include "impls/cpu/fast/driver.h"
 
 namespace lnv::fast {
 
@@ -37,6 +38,9 @@ constexpr int FastDTypeIndex(DType t) {
 struct NormKernels {
   std::array<ForwardFn, 3> forward{};
   std::array<BackwardFn, 3> backward{};
+  // The backward's per-row-range part (driver.h), for tests that run it
+  // with a chosen number of row blocks.
+  std::array<BackwardRowsFn, 3> backward_rows{};
 };
 
 // The storage conversions exactly as the kernels use them, row-wise (n may be

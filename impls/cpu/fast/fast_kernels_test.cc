@@ -417,5 +417,52 @@ TEST(FastKernels, RejectInvalidArgumentsLikeTheScalarKernels) {
   }
 }
 
+// sigma > 2^126: the stored rstd is a subnormal float, rounded with fewer
+// than 24 bits; its bound counts that (harness/bounds.cc), and the backward,
+// which reads it, stays within its bound too.
+TEST(FastKernels, MeetTheirBoundWhereRstdIsSubnormal) {
+  std::mt19937_64 rng(9);
+  std::normal_distribution<double> normal;
+  int needs_subnormal_term = 0;
+  for (const ImplInfo& impl : FastImpls()) {
+    if (impl.x_dtype != DType::kF32) continue;
+    for (int k = 0; k < 60; ++k) {
+      Case c;
+      c.norm = impl.norm;
+      c.eps = static_cast<double>(1e-5f);
+      c.rows = 1;
+      const double m = RoundToFormat(std::ldexp(1 + (rng() % (1 << 20)) / 0x1p20, 126 + k % 2),
+                                     kBinary32);
+      if (!std::isfinite(m)) continue;
+      if (k % 3 == 0) {
+        c.x = {m};  // RMSNorm: rstd = 1/|x|; LayerNorm: sigma = 0
+      } else if (k % 3 == 1) {
+        c.x = {-m, m};
+      } else {
+        c.x = {-m, m, RoundToFormat(m * 0.5, kBinary32)};
+      }
+      c.d = static_cast<std::int64_t>(c.x.size());
+      for (std::int64_t i = 0; i < c.d; ++i) {
+        c.gamma.push_back(RoundToFormat(1 + 0.25 * normal(rng), kBinary32));
+        c.dy.push_back(RoundToFormat(normal(rng), kBinary32));
+        if (c.norm == Norm::kLayerNorm) c.beta.push_back(RoundToFormat(normal(rng), kBinary32));
+      }
+      JudgeOptions keep;
+      keep.keep_elements = true;
+      const Reference ref = ComputeReference(c);
+      const Judgement j = JudgeWithReference(impl, c, ref, keep);
+      EXPECT_EQ(j.verdict, Verdict::kPass) << impl.name << " x0=" << c.x[0] << ": " << Summarize(j);
+      // Negative control: the relative part of the bound alone, r * rho,
+      // does not hold on some of these rows (RMSNorm's d = 1 ones): the
+      // subnormal term is needed, and these rows reach it.
+      const ElementResult& e = j[Output::kRstd].elements.at(0);
+      const double relative_only =
+          ref.rows[0].stats.rstd * ForwardRowBound(ModelFor(impl), ref.rows[0]).rstd_rel;
+      needs_subnormal_term += e.error > relative_only;
+    }
+  }
+  EXPECT_GT(needs_subnormal_term, 0);
+}
+
 }  // namespace
 }  // namespace lnv::fast

@@ -56,8 +56,11 @@ HWY_NOINLINE RowStats LayerNormStatsRescaled(DF df, const T* HWY_RESTRICT x, std
   return st;
 }
 
+// `next` (or nullptr): the row to prefetch while this one's deviations are
+// summed from L1.
 template <typename T>
-HWY_INLINE RowStats LayerNormStats(DF df, const T* HWY_RESTRICT x, std::int64_t d, float eps) {
+HWY_INLINE RowStats LayerNormStats(DF df, const T* HWY_RESTRICT x, std::int64_t d, float eps,
+                                   const T* next = nullptr) {
   const float n = static_cast<float>(d);
   float sum = 0.f;
   TreeSums<1>(df, d, [&](std::int64_t i, std::int64_t m, VF* t) {
@@ -67,6 +70,7 @@ HWY_INLINE RowStats LayerNormStats(DF df, const T* HWY_RESTRICT x, std::int64_t 
   const VF vmean = hn::Set(df, mean);
   float m2 = 0.f;
   TreeSums<1>(df, d, [&](std::int64_t i, std::int64_t m, VF* t) {
+    if (next != nullptr) PrefetchToL2(next + i);
     const VF dev = hn::Sub(LoadAt(df, x, i, m), vmean);
     t[0] = KeepFirst(df, hn::Mul(dev, dev), m);
   }, &m2);
@@ -84,9 +88,8 @@ HWY_INLINE RowStats LayerNormStats(DF df, const T* HWY_RESTRICT x, std::int64_t 
 template <typename T, bool kGamma, bool kBeta>
 HWY_NOINLINE void LayerNormWriteRow(const T* HWY_RESTRICT x, const T* HWY_RESTRICT gamma,
                                     const T* HWY_RESTRICT beta, T* HWY_RESTRICT y, std::int64_t d,
-                                    const RowStats& st) {
+                                    const RowStats& st, bool stream) {
   const DF df;
-  const std::int64_t lanes = static_cast<std::int64_t>(hn::Lanes(df));
   const VF vscale = hn::Set(df, st.scale);
   const VF vmean = hn::Set(df, st.mean_s);
   const VF vrstd = hn::Set(df, st.rstd_s);
@@ -102,9 +105,7 @@ HWY_NOINLINE void LayerNormWriteRow(const T* HWY_RESTRICT x, const T* HWY_RESTRI
       return xhat;
     }
   };
-  std::int64_t i = 0;
-  for (; i + lanes <= d; i += lanes) StoreF32As(df, at(i, lanes), y + i);
-  if (i < d) StoreF32AsPartial(df, at(i, d - i), y + i, d - i);
+  WriteRow(df, y, d, stream, at);
 }
 
 template <typename T>
@@ -115,18 +116,21 @@ void LayerNormForwardRows(const ForwardArgs& a, std::int64_t row_begin, std::int
   const T* gamma = static_cast<const T*>(a.gamma);
   const T* beta = static_cast<const T*>(a.beta);
   T* y = static_cast<T*>(a.y);
-  using WriteFn = void (*)(const T*, const T*, const T*, T*, std::int64_t, const RowStats&);
+  using WriteFn = void (*)(const T*, const T*, const T*, T*, std::int64_t, const RowStats&, bool);
   const WriteFn write = gamma != nullptr
                             ? (beta != nullptr ? &LayerNormWriteRow<T, true, true>
                                                : &LayerNormWriteRow<T, true, false>)
                             : (beta != nullptr ? &LayerNormWriteRow<T, false, true>
                                                : &LayerNormWriteRow<T, false, false>);
+  const bool stream = a.rows * d * static_cast<std::int64_t>(sizeof(T)) >= kStreamingStoreBytes;
   for (std::int64_t r = row_begin; r < row_end; ++r) {
-    const RowStats st = LayerNormStats(df, x + r * d, d, a.eps);
-    write(x + r * d, gamma, beta, y + r * d, d, st);
+    const T* next = r + 1 < row_end ? x + (r + 1) * d : nullptr;
+    const RowStats st = LayerNormStats(df, x + r * d, d, a.eps, next);
+    write(x + r * d, gamma, beta, y + r * d, d, st, stream);
     if (a.mean != nullptr) a.mean[r] = st.mean;
     if (a.rstd != nullptr) a.rstd[r] = st.rstd;
   }
+  if (stream) hwy::FlushStream();
 }
 
 // One row of the backward: a = mean(g), b = mean(g xhat) in the tree shape
@@ -136,9 +140,10 @@ template <typename T, bool kGamma>
 HWY_NOINLINE void LayerNormBackwardRow(const T* HWY_RESTRICT x, const T* HWY_RESTRICT dy,
                                        const T* HWY_RESTRICT gamma, T* HWY_RESTRICT dx,
                                        std::int64_t d, float mean, float rstd,
-                                       float* HWY_RESTRICT dgamma, float* HWY_RESTRICT dbeta) {
+                                       float* HWY_RESTRICT dgamma, float* HWY_RESTRICT dbeta,
+                                       const T* HWY_RESTRICT next_x, const T* HWY_RESTRICT next_dy,
+                                       bool stream) {
   const DF df;
-  const std::int64_t lanes = static_cast<std::int64_t>(hn::Lanes(df));
   const float scale = BackwardScale(rstd);
   const VF vscale = hn::Set(df, scale);
   const VF vmean = hn::Set(df, mean * scale);
@@ -174,12 +179,14 @@ HWY_NOINLINE void LayerNormBackwardRow(const T* HWY_RESTRICT x, const T* HWY_RES
   const VF vb = hn::Set(df, sums[1] / n);
   const VF vr = hn::Set(df, rstd);
   const auto dx_at = [&](std::int64_t i, std::int64_t m) {
+    if (next_x != nullptr) {  // the next row, while this one is finished from L1
+      PrefetchToL2(next_x + i);
+      PrefetchToL2(next_dy + i);
+    }
     const VF g = g_at(LoadAt(df, dy, i, m), i, m);
     return hn::Mul(vr, hn::NegMulAdd(xhat_at(i, m), vb, hn::Sub(g, va)));
   };
-  std::int64_t i = 0;
-  for (; i + lanes <= d; i += lanes) StoreF32As(df, dx_at(i, lanes), dx + i);
-  if (i < d) StoreF32AsPartial(df, dx_at(i, d - i), dx + i, d - i);
+  WriteRow(df, dx, d, stream, dx_at);
 }
 
 template <typename T>
@@ -192,7 +199,11 @@ void LayerNormBackwardRows(const BackwardArgs& a, std::int64_t row_begin, std::i
   const T* gamma = static_cast<const T*>(a.gamma);
   T* dx = static_cast<T*>(a.dx);
   const bool saved = a.mean != nullptr && a.rstd != nullptr;
+  const bool stream = a.rows * d * static_cast<std::int64_t>(sizeof(T)) >= kStreamingStoreBytes;
   for (std::int64_t r = row_begin; r < row_end; ++r) {
+    const bool last = r + 1 == row_end;
+    const T* next_x = last ? nullptr : x + (r + 1) * d;
+    const T* next_dy = last ? nullptr : dy + (r + 1) * d;
     float mean = 0.f;
     float rstd = 0.f;
     if (saved) {
@@ -205,12 +216,13 @@ void LayerNormBackwardRows(const BackwardArgs& a, std::int64_t row_begin, std::i
     }
     if (gamma != nullptr) {
       LayerNormBackwardRow<T, true>(x + r * d, dy + r * d, gamma, dx + r * d, d, mean, rstd,
-                                    dgamma, dbeta);
+                                    dgamma, dbeta, next_x, next_dy, stream);
     } else {
       LayerNormBackwardRow<T, false>(x + r * d, dy + r * d, gamma, dx + r * d, d, mean, rstd,
-                                     dgamma, dbeta);
+                                     dgamma, dbeta, next_x, next_dy, stream);
     }
   }
+  if (stream) hwy::FlushStream();
 }
 
 template <typename T>

@@ -58,14 +58,16 @@ HWY_INLINE RowStats RmsStats(DF df, const T* HWY_RESTRICT x, std::int64_t d, flo
 }
 
 // y = gamma * ((x s) * rstd_s).
+// `next` (or nullptr): the row to prefetch while this one is written from L1.
 template <typename T, bool kGamma>
 HWY_NOINLINE void RmsWriteRow(const T* HWY_RESTRICT x, const T* HWY_RESTRICT gamma,
-                              T* HWY_RESTRICT y, std::int64_t d, const RowStats& st) {
+                              T* HWY_RESTRICT y, std::int64_t d, const RowStats& st,
+                              const T* HWY_RESTRICT next, bool stream) {
   const DF df;
-  const std::int64_t lanes = static_cast<std::int64_t>(hn::Lanes(df));
   const VF vscale = hn::Set(df, st.scale);
   const VF vrstd = hn::Set(df, st.rstd_s);
   const auto at = [&](std::int64_t i, std::int64_t m) {
+    if (next != nullptr) PrefetchToL2(next + i);
     const VF xhat = hn::Mul(hn::Mul(LoadAt(df, x, i, m), vscale), vrstd);
     if constexpr (kGamma) {
       return hn::Mul(LoadAt(df, gamma, i, m), xhat);
@@ -73,9 +75,7 @@ HWY_NOINLINE void RmsWriteRow(const T* HWY_RESTRICT x, const T* HWY_RESTRICT gam
       return xhat;
     }
   };
-  std::int64_t i = 0;
-  for (; i + lanes <= d; i += lanes) StoreF32As(df, at(i, lanes), y + i);
-  if (i < d) StoreF32AsPartial(df, at(i, d - i), y + i, d - i);
+  WriteRow(df, y, d, stream, at);
 }
 
 template <typename T>
@@ -85,15 +85,18 @@ void RmsForwardRows(const ForwardArgs& a, std::int64_t row_begin, std::int64_t r
   const T* x = static_cast<const T*>(a.x);
   const T* gamma = static_cast<const T*>(a.gamma);
   T* y = static_cast<T*>(a.y);
+  const bool stream = a.rows * d * static_cast<std::int64_t>(sizeof(T)) >= kStreamingStoreBytes;
   for (std::int64_t r = row_begin; r < row_end; ++r) {
+    const T* next = r + 1 < row_end ? x + (r + 1) * d : nullptr;
     const RowStats st = RmsStats(df, x + r * d, d, a.eps);
     if (gamma != nullptr) {
-      RmsWriteRow<T, true>(x + r * d, gamma, y + r * d, d, st);
+      RmsWriteRow<T, true>(x + r * d, gamma, y + r * d, d, st, next, stream);
     } else {
-      RmsWriteRow<T, false>(x + r * d, gamma, y + r * d, d, st);
+      RmsWriteRow<T, false>(x + r * d, gamma, y + r * d, d, st, next, stream);
     }
     if (a.rstd != nullptr) a.rstd[r] = st.rstd;
   }
+  if (stream) hwy::FlushStream();
 }
 
 // One row of the backward: b = mean(g xhat), xhat = x rstd (a product of two
@@ -102,9 +105,10 @@ void RmsForwardRows(const ForwardArgs& a, std::int64_t row_begin, std::int64_t r
 template <typename T, bool kGamma>
 HWY_NOINLINE void RmsBackwardRow(const T* HWY_RESTRICT x, const T* HWY_RESTRICT dy,
                                  const T* HWY_RESTRICT gamma, T* HWY_RESTRICT dx, std::int64_t d,
-                                 float rstd, float* HWY_RESTRICT dgamma) {
+                                 float rstd, float* HWY_RESTRICT dgamma,
+                                 const T* HWY_RESTRICT next_x, const T* HWY_RESTRICT next_dy,
+                                 bool stream) {
   const DF df;
-  const std::int64_t lanes = static_cast<std::int64_t>(hn::Lanes(df));
   const VF vr = hn::Set(df, rstd);
   const auto g_at = [&](VF dyv, std::int64_t i, std::int64_t m) {
     if constexpr (kGamma) {
@@ -126,13 +130,15 @@ HWY_NOINLINE void RmsBackwardRow(const T* HWY_RESTRICT x, const T* HWY_RESTRICT 
   }, &b_sum);
   const VF vb = hn::Set(df, b_sum / static_cast<float>(d));
   const auto dx_at = [&](std::int64_t i, std::int64_t m) {
+    if (next_x != nullptr) {  // the next row, while this one is finished from L1
+      PrefetchToL2(next_x + i);
+      PrefetchToL2(next_dy + i);
+    }
     const VF xhat = hn::Mul(LoadAt(df, x, i, m), vr);
     const VF g = g_at(LoadAt(df, dy, i, m), i, m);
     return hn::Mul(vr, hn::NegMulAdd(xhat, vb, g));
   };
-  std::int64_t i = 0;
-  for (; i + lanes <= d; i += lanes) StoreF32As(df, dx_at(i, lanes), dx + i);
-  if (i < d) StoreF32AsPartial(df, dx_at(i, d - i), dx + i, d - i);
+  WriteRow(df, dx, d, stream, dx_at);
 }
 
 template <typename T>
@@ -144,14 +150,21 @@ void RmsBackwardRows(const BackwardArgs& a, std::int64_t row_begin, std::int64_t
   const T* dy = static_cast<const T*>(a.dy);
   const T* gamma = static_cast<const T*>(a.gamma);
   T* dx = static_cast<T*>(a.dx);
+  const bool stream = a.rows * d * static_cast<std::int64_t>(sizeof(T)) >= kStreamingStoreBytes;
   for (std::int64_t r = row_begin; r < row_end; ++r) {
+    const bool last = r + 1 == row_end;
+    const T* next_x = last ? nullptr : x + (r + 1) * d;
+    const T* next_dy = last ? nullptr : dy + (r + 1) * d;
     const float rstd = a.rstd != nullptr ? a.rstd[r] : RmsStats(df, x + r * d, d, a.eps).rstd;
     if (gamma != nullptr) {
-      RmsBackwardRow<T, true>(x + r * d, dy + r * d, gamma, dx + r * d, d, rstd, dgamma);
+      RmsBackwardRow<T, true>(x + r * d, dy + r * d, gamma, dx + r * d, d, rstd, dgamma, next_x,
+                              next_dy, stream);
     } else {
-      RmsBackwardRow<T, false>(x + r * d, dy + r * d, gamma, dx + r * d, d, rstd, dgamma);
+      RmsBackwardRow<T, false>(x + r * d, dy + r * d, gamma, dx + r * d, d, rstd, dgamma, next_x,
+                               next_dy, stream);
     }
   }
+  if (stream) hwy::FlushStream();
 }
 
 template <typename T>

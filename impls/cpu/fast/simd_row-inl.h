@@ -35,6 +35,7 @@
 #include <limits>
 #include <type_traits>
 
+#include <hwy/cache_control.h>
 #include <hwy/highway.h>
 
 #include "impls/cpu/fast/reduction_shape.h"
@@ -156,6 +157,57 @@ HWY_INLINE void StoreAt(DF df, VF v, T* HWY_RESTRICT row, std::int64_t i, std::i
   } else {
     StoreF32AsPartial(df, v, row + i, n);
   }
+}
+
+// The same with a non-temporal store; p must be aligned to the stored
+// vector's size (Lanes(df) * sizeof(T) bytes).
+template <typename T>
+HWY_INLINE void StreamF32As(DF df, VF v, T* HWY_RESTRICT p) {
+#if HWY_TARGET == HWY_SCALAR
+  StoreF32As(df, v, p);
+#else
+  if constexpr (kIsF32<T>) {
+    hn::Stream(v, df, p);
+  } else {
+    const hn::Rebind<T, DF> dt;
+    if constexpr (kIsBf16<T>) {
+      hn::Stream(DemoteToBf16Rne(df, v), dt, p);
+    } else {
+      hn::Stream(hn::DemoteTo(dt, v), dt, p);
+    }
+  }
+#endif
+}
+
+// Writes out[0, d), out[i .. i + n) = at(i, n), n <= Lanes. With `stream`,
+// the whole vectors go out with non-temporal stores (a head of < Lanes
+// elements first, with ordinary stores, to reach the alignment they need):
+// for outputs too large to stay in cache, they save the read-for-ownership
+// of every output line. Which stores are used never changes a value.
+template <typename T, class At>
+HWY_INLINE void WriteRow(DF df, T* HWY_RESTRICT out, std::int64_t d, bool stream, const At& at) {
+  const std::int64_t lanes = static_cast<std::int64_t>(hn::Lanes(df));
+  std::int64_t i = 0;
+  const auto addr = reinterpret_cast<std::uintptr_t>(out);
+  if (stream && lanes > 1 && addr % sizeof(T) == 0) {
+    const std::uintptr_t bytes = sizeof(T) * static_cast<std::uintptr_t>(lanes);
+    const auto head = std::min<std::int64_t>(
+        d, static_cast<std::int64_t>((bytes - addr % bytes) % bytes / sizeof(T)));
+    if (head > 0) StoreF32AsPartial(df, at(0, head), out, head);
+    for (i = head; i + lanes <= d; i += lanes) StreamF32As(df, at(i, lanes), out + i);
+  }
+  for (; i + lanes <= d; i += lanes) StoreF32As(df, at(i, lanes), out + i);
+  if (i < d) StoreF32AsPartial(df, at(i, d - i), out + i, d - i);
+}
+
+// Calls whose outputs are at least this large use streaming stores.
+inline constexpr std::int64_t kStreamingStoreBytes = std::int64_t{8} << 20;
+
+// Asks for the line holding p in L2 (the next row, while this one is worked
+// on from L1: it keeps the memory busy between the rows' streams).
+template <typename T>
+HWY_INLINE void PrefetchToL2(const T* p) {
+  __builtin_prefetch(p, 0, 2);
 }
 
 // ---- Tree-shaped row sums (reduction_shape.h) ----

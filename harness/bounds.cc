@@ -327,8 +327,12 @@ RowBound ForwardRowBound(const BoundModel& model, const RowInput& row) {
                        StoreRounding(model, model.stat, std::fabs(row.stats.mean) + b.mean_err)
                  : 0.0;
   const double r = row.stats.rstd;
+  // A float rstd below 2^-126 (sigma > 2^126, only in full-range kernels) is
+  // subnormal: the rounding that made it is absolute there, at most the stat
+  // format's eta (ASNA §2.1), which the relative rho does not count.
   b.rstd = std::isfinite(b.rstd_rel)
-               ? r * b.rstd_rel + StoreRounding(model, model.stat, r * (1 + b.rstd_rel))
+               ? r * b.rstd_rel + UnderflowUnit(model.stat) +
+                     StoreRounding(model, model.stat, r * (1 + b.rstd_rel))
                : kInf;
   return b;
 }

@@ -1,0 +1,399 @@
+// bench_kernels: throughput of the fast CPU LayerNorm kernels next to
+// oneDNN, PyTorch ATen and a memcpy of the same bytes, in one run.
+//
+// Problems: rows x d with d in {64, 768, 4096, 16384} and rows = elements / d
+// (--elements, default 2^22: 16 MiB of fp32 x), fp32 and bf16 storage,
+// forward and backward, 1 and 2 OpenMP threads. Every implementation gets
+// the same inputs (gamma and beta included).
+//
+//   fast    the best fast kernel this CPU runs (impls/cpu/fast, e.g.
+//           f32/two_pass_tree/cpu-fast-avx512), called through its ABI entry
+//   onednn  oneDNN layer normalization (primitives created once)
+//   torch   at::native_layer_norm / at::native_layer_norm_backward
+//   memcpy  a parallel memcpy moving as many bytes as the kernel's rows do
+//           (forward: x -> y; backward: 1.5x the data, as x and dy in, dx out)
+//
+// Counters: GB/s = bytes read + written per call (x, y or x, dy, dx, plus
+// the statistics and parameters) / time; vs_onednn = oneDNN's time / this
+// implementation's, both measured in the same benchmark loop, one call of
+// each per iteration, so a noisy machine slows both alike (> 1: faster than
+// oneDNN). After the run a table prints the median of each over the
+// repetitions (--benchmark_repetitions).
+//
+// Flags: --elements N, plus Google Benchmark's own (--help lists them).
+#include <benchmark/benchmark.h>
+
+#include <Eigen/Core>
+#include <algorithm>
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <memory>
+#include <random>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+#include "bench/kernel_runners.h"
+#include "impls/cpu/fast/targets.h"
+#include "impls/dtype.h"
+
+namespace lnv::bench {
+namespace {
+
+constexpr std::int64_t kDims[] = {64, 768, 4096, 16384};
+constexpr DType kDTypes[] = {DType::kF32, DType::kBF16};
+constexpr int kThreads[] = {1, 2};
+std::int64_t g_elements = std::int64_t{1} << 22;
+
+enum class Impl { kOneDnn, kFast, kTorch, kMemcpy };
+constexpr Impl kImpls[] = {Impl::kOneDnn, Impl::kFast, Impl::kTorch, Impl::kMemcpy};
+
+const char* ImplName(Impl i) {
+  switch (i) {
+    case Impl::kOneDnn: return "onednn";
+    case Impl::kFast: return "fast";
+    case Impl::kTorch: return "torch";
+    case Impl::kMemcpy: return "memcpy";
+  }
+  return "?";
+}
+
+void SetThreads(int n) {
+#ifdef _OPENMP
+  omp_set_num_threads(n);
+#else
+  (void)n;
+#endif
+}
+
+// ---- Inputs ----
+
+Inputs MakeInputs(std::int64_t d, DType dtype) {
+  Inputs in;
+  in.p.d = d;
+  in.p.rows = std::max<std::int64_t>(1, g_elements / d);
+  in.p.dtype = dtype;
+  const std::int64_t n = in.p.rows * d;
+  std::mt19937_64 rng(static_cast<std::uint64_t>(d) * 31 + static_cast<std::uint64_t>(dtype));
+  std::normal_distribution<float> normal;
+  const auto fill = [&](std::vector<unsigned char>& buf, std::int64_t count, float mean,
+                        float spread, std::vector<float>* as_f32) {
+    buf.assign(static_cast<std::size_t>(count) * SizeOf(dtype), 0);
+    for (std::int64_t i = 0; i < count; ++i) {
+      StoreFromFloat(buf.data(), dtype, i, mean + spread * normal(rng));
+      if (as_f32 != nullptr) as_f32->push_back(LoadAsFloat(buf.data(), dtype, i));
+    }
+  };
+  fill(in.x, n, 0.5f, 2.f, nullptr);
+  fill(in.dy, n, 0.f, 1.f, nullptr);
+  fill(in.gamma, d, 1.f, 0.25f, &in.gamma_f32);
+  fill(in.beta, d, 0.f, 0.5f, &in.beta_f32);
+  return in;
+}
+
+// The inputs of the current problem; rebuilt when d or the dtype changes.
+const Inputs& InputsFor(std::int64_t d, DType dtype, int threads) {
+  static std::unique_ptr<Inputs> cached;
+  if (!cached || cached->p.d != d || cached->p.dtype != dtype) {
+    cached.reset();  // free the old buffers first
+    cached = std::make_unique<Inputs>(MakeInputs(d, dtype));
+  }
+  cached->p.threads = threads;
+  return *cached;
+}
+
+// Bytes one call reads and writes.
+double Bytes(const Problem& p, bool forward) {
+  const double data = static_cast<double>(p.rows * p.d) * static_cast<double>(SizeOf(p.dtype));
+  const double stats = 2.0 * 4.0 * static_cast<double>(p.rows);  // mean, rstd (or variance)
+  const double param = static_cast<double>(p.d) * static_cast<double>(SizeOf(p.dtype));
+  return forward ? 2 * data + stats + 2 * param    // x, gamma, beta in; y, mean, rstd out
+                 : 3 * data + stats + 3 * param;   // x, dy, mean, rstd, gamma in; dx, dgamma, dbeta out
+}
+
+// ---- Our kernel and memcpy ----
+
+class FastRunner : public Runner {
+ public:
+  FastRunner(const Inputs& in, const fast::TargetKernels& t) {
+    const Problem& p = in.p;
+    const int k = fast::FastDTypeIndex(p.dtype);
+    forward_fn_ = t.layer_norm.forward[k];
+    backward_fn_ = t.layer_norm.backward[k];
+    y_.assign(in.x.size(), 0);
+    dx_.assign(in.x.size(), 0);
+    dgamma_.assign(in.gamma.size(), 0);
+    dbeta_.assign(in.beta.size(), 0);
+    mean_.assign(p.rows, 0.f);
+    rstd_.assign(p.rows, 0.f);
+    f_ = ForwardArgs{p.rows, p.d, in.x.data(), in.gamma.data(), in.beta.data(), p.eps,
+                     y_.data(), mean_.data(), rstd_.data()};
+    b_ = BackwardArgs{p.rows,      p.d,         in.x.data(), in.gamma.data(),
+                      in.dy.data(), mean_.data(), rstd_.data(), p.eps,
+                      dx_.data(),  dgamma_.data(), dbeta_.data()};
+    Forward();
+  }
+  void Forward() override {
+    if (forward_fn_(&f_) != 0) std::abort();
+  }
+  void Backward() override {
+    if (backward_fn_(&b_) != 0) std::abort();
+  }
+
+ private:
+  ForwardFn forward_fn_ = nullptr;
+  BackwardFn backward_fn_ = nullptr;
+  std::vector<unsigned char> y_, dx_, dgamma_, dbeta_;
+  std::vector<float> mean_, rstd_;
+  ForwardArgs f_{};
+  BackwardArgs b_{};
+};
+
+// Copies as many bytes as the kernel moves through its rows, split over the
+// threads like the kernels split rows.
+class MemcpyRunner : public Runner {
+ public:
+  explicit MemcpyRunner(const Inputs& in) : threads_(in.p.threads) {
+    const std::size_t data = in.x.size();
+    src_.assign(data + data / 2, 1);
+    dst_.assign(data + data / 2, 0);
+    forward_bytes_ = data;                 // x -> y
+    backward_bytes_ = data + data / 2;     // 3 arrays' worth moved: 1.5 read + 1.5 written
+  }
+  void Forward() override { Copy(forward_bytes_); }
+  void Backward() override { Copy(backward_bytes_); }
+
+ private:
+  void Copy(std::size_t bytes) {
+    const int parts = threads_;
+#ifdef _OPENMP
+#pragma omp parallel for num_threads(parts) schedule(static)
+#endif
+    for (int t = 0; t < parts; ++t) {
+      const std::size_t begin = bytes * static_cast<std::size_t>(t) / static_cast<std::size_t>(parts);
+      const std::size_t end = bytes * static_cast<std::size_t>(t + 1) / static_cast<std::size_t>(parts);
+      std::memcpy(dst_.data() + begin, src_.data() + begin, end - begin);
+    }
+  }
+  int threads_;
+  std::size_t forward_bytes_ = 0, backward_bytes_ = 0;
+  std::vector<unsigned char> src_, dst_;
+};
+
+std::unique_ptr<Runner> MakeRunner(Impl impl, const Inputs& in) {
+  switch (impl) {
+    case Impl::kOneDnn: return MakeOneDnnRunner(in);
+    case Impl::kTorch: return MakeTorchRunner(in);
+    case Impl::kMemcpy: return std::make_unique<MemcpyRunner>(in);
+    case Impl::kFast: return std::make_unique<FastRunner>(in, fast::AvailableTargets().front());
+  }
+  return nullptr;
+}
+
+// ---- Benchmarks and the summary ----
+
+struct Config {
+  bool forward;
+  DType dtype;
+  std::int64_t d;
+  int threads;
+  auto Key() const { return std::make_tuple(!forward, dtype == DType::kBF16, d, threads); }
+  std::string Name() const {
+    return std::string(forward ? "fwd" : "bwd") + "/" + std::string(DTypeName(dtype)) +
+           "/d:" + std::to_string(d) + "/threads:" + std::to_string(threads);
+  }
+};
+
+struct Sample {
+  double gbps = 0;
+  double vs_onednn = 0;  // 0: not measured
+};
+std::map<std::tuple<bool, bool, std::int64_t, int>, std::map<Impl, std::vector<Sample>>> g_samples;
+
+double Seconds(std::chrono::steady_clock::time_point a, std::chrono::steady_clock::time_point b) {
+  return std::chrono::duration<double>(b - a).count();
+}
+
+void Run(Runner& r, bool forward) {
+  if (forward) {
+    r.Forward();
+  } else {
+    r.Backward();
+  }
+}
+
+void BM_Kernel(benchmark::State& state, Config cfg, Impl impl) {
+  SetThreads(cfg.threads);
+  const Inputs& in = InputsFor(cfg.d, cfg.dtype, cfg.threads);
+  std::unique_ptr<Runner> runner = MakeRunner(impl, in);
+  if (!runner) {
+    state.SkipWithError((impl == Impl::kOneDnn ? OneDnnStatus() : TorchStatus()).c_str());
+    return;
+  }
+  // oneDNN, run once per iteration beside the measured implementation.
+  std::unique_ptr<Runner> reference = impl != Impl::kOneDnn ? MakeOneDnnRunner(in) : nullptr;
+  double seconds = 0, reference_seconds = 0;
+  std::int64_t calls = 0;
+  for (auto _ : state) {
+    SetThreads(cfg.threads);
+    const auto t0 = std::chrono::steady_clock::now();
+    Run(*runner, cfg.forward);
+    const auto t1 = std::chrono::steady_clock::now();
+    state.SetIterationTime(Seconds(t0, t1));
+    seconds += Seconds(t0, t1);
+    ++calls;
+    if (reference) {
+      SetThreads(cfg.threads);
+      const auto t2 = std::chrono::steady_clock::now();
+      Run(*reference, cfg.forward);
+      reference_seconds += Seconds(t2, std::chrono::steady_clock::now());
+    }
+  }
+  const double bytes = Bytes(in.p, cfg.forward);
+  state.SetBytesProcessed(static_cast<std::int64_t>(bytes * static_cast<double>(calls)));
+  Sample s;
+  s.gbps = bytes * static_cast<double>(calls) / seconds / 1e9;
+  s.vs_onednn = reference ? reference_seconds / seconds : impl == Impl::kOneDnn ? 1.0 : 0.0;
+  state.counters["GB/s"] = s.gbps;
+  if (s.vs_onednn > 0) state.counters["vs_onednn"] = s.vs_onednn;
+  state.counters["rows"] = static_cast<double>(in.p.rows);
+  g_samples[cfg.Key()][impl].push_back(s);
+}
+
+double Median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  const std::size_t n = v.size();
+  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+void PrintSummary() {
+  if (g_samples.empty()) return;
+  std::printf(
+      "\nbench_kernels: medians over the repetitions. GB/s = bytes read + written per call / "
+      "time;\n  x/oneDNN = oneDNN's time / x's time, both measured in the same loop (> 1: x is "
+      "faster).\n\n");
+  std::printf("%-4s %-5s %6s %3s | %9s %9s %9s %9s | %7s %7s %7s\n", "dir", "dtype", "d", "thr",
+              "fast", "onednn", "torch", "memcpy", "fast/", "torch/", "memcpy/");
+  std::printf("%-4s %-5s %6s %3s | %9s %9s %9s %9s | %7s %7s %7s\n", "", "", "", "", "GB/s",
+              "GB/s", "GB/s", "GB/s", "oneDNN", "oneDNN", "oneDNN");
+  for (const auto& [key, by_impl] : g_samples) {
+    const auto& [backward, bf16, d, threads] = key;
+    std::printf("%-4s %-5s %6lld %3d |", backward ? "bwd" : "fwd", bf16 ? "bf16" : "f32",
+                static_cast<long long>(d), threads);
+    for (const Impl impl : {Impl::kFast, Impl::kOneDnn, Impl::kTorch, Impl::kMemcpy}) {
+      const auto it = by_impl.find(impl);
+      std::vector<double> v;
+      if (it != by_impl.end()) {
+        for (const Sample& s : it->second) v.push_back(s.gbps);
+      }
+      if (v.empty()) {
+        std::printf(" %9s", "-");
+      } else {
+        std::printf(" %9.2f", Median(v));
+      }
+    }
+    std::printf(" |");
+    for (const Impl impl : {Impl::kFast, Impl::kTorch, Impl::kMemcpy}) {
+      const auto it = by_impl.find(impl);
+      std::vector<double> v;
+      if (it != by_impl.end()) {
+        for (const Sample& s : it->second) {
+          if (s.vs_onednn > 0) v.push_back(s.vs_onednn);
+        }
+      }
+      if (v.empty()) {
+        std::printf(" %7s", "-");
+      } else {
+        std::printf(" %7.2f", Median(v));
+      }
+    }
+    std::printf("\n");
+  }
+}
+
+// Removes "--elements N" / "--elements=N" from argv; false on a bad value.
+bool TakeElements(int& argc, char** argv) {
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    const char* value = nullptr;
+    int used = 0;
+    if (a == "--elements" && i + 1 < argc) {
+      value = argv[i + 1];
+      used = 2;
+    } else if (a.rfind("--elements=", 0) == 0) {
+      value = argv[i] + std::strlen("--elements=");
+      used = 1;
+    } else if (a == "--elements") {
+      return false;
+    } else {
+      continue;
+    }
+    char* end = nullptr;
+    const long long v = std::strtoll(value, &end, 10);
+    if (end == value || *end != '\0' || v < 1) return false;
+    g_elements = v;
+    for (int j = i; j + used < argc; ++j) argv[j] = argv[j + used];
+    argc -= used;
+    --i;
+  }
+  return true;
+}
+
+}  // namespace
+}  // namespace lnv::bench
+
+int main(int argc, char** argv) {
+  using namespace lnv::bench;
+  for (int i = 1; i < argc; ++i) {
+    if (std::strcmp(argv[i], "--help") == 0 || std::strcmp(argv[i], "-h") == 0) {
+      std::printf(
+          "bench_kernels: fast CPU LayerNorm kernels vs oneDNN, PyTorch ATen and memcpy\n"
+          "  --elements N   rows * d of every problem (default %lld)\n"
+          "Benchmark names: fwd|bwd/f32|bf16/d:D/threads:T/fast|onednn|torch|memcpy.\n"
+          "Google Benchmark's flags follow.\n\n",
+          static_cast<long long>(g_elements));
+      break;  // benchmark::Initialize prints its flags and exits
+    }
+  }
+  if (!TakeElements(argc, argv)) {
+    std::fprintf(stderr, "bench_kernels: --elements needs a positive integer\n");
+    return 2;
+  }
+  benchmark::Initialize(&argc, argv);
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 2;
+  const std::string fast = lnv::fast::AvailableTargets().front().backend;
+  std::printf("bench_kernels: fast = %s; %s; %s; elements per problem %lld\n", fast.c_str(),
+              OneDnnStatus().c_str(), TorchStatus().c_str(), static_cast<long long>(g_elements));
+  benchmark::AddCustomContext("fast", fast);
+  benchmark::AddCustomContext("onednn", OneDnnStatus());
+  benchmark::AddCustomContext("torch", TorchStatus());
+  benchmark::AddCustomContext("elements", std::to_string(g_elements));
+  for (const bool forward : {true, false}) {
+    for (const lnv::DType dtype : kDTypes) {
+      for (const std::int64_t d : kDims) {
+        for (const int threads : kThreads) {
+          const Config cfg{forward, dtype, d, threads};
+          for (const Impl impl : kImpls) {
+            benchmark::RegisterBenchmark((cfg.Name() + "/" + ImplName(impl)).c_str(), BM_Kernel,
+                                         cfg, impl)
+                ->UseManualTime()
+                ->Unit(benchmark::kMillisecond);
+          }
+        }
+      }
+    }
+  }
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  PrintSummary();
+  return 0;
+}

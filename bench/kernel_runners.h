@@ -1,0 +1,51 @@
+// The LayerNorm implementations bench_kernels times, behind one interface:
+// each runner is built once per problem (primitives, tensors and outputs
+// made up front, its forward run once so the backward has its statistics),
+// then Forward() and Backward() do only the timed work.
+#ifndef LNV_BENCH_KERNEL_RUNNERS_H_
+#define LNV_BENCH_KERNEL_RUNNERS_H_
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "impls/api.h"
+
+namespace lnv::bench {
+
+// rows x d LayerNorm with gamma and beta, fp32 or bf16 storage.
+struct Problem {
+  std::int64_t rows = 0;
+  std::int64_t d = 0;
+  DType dtype = DType::kF32;
+  int threads = 1;
+  float eps = 1e-5f;
+};
+
+// Inputs every runner reads: x and dy in the storage dtype, gamma and beta
+// in the storage dtype and in fp32 (oneDNN takes fp32 scale and shift).
+struct Inputs {
+  Problem p;
+  std::vector<unsigned char> x, dy, gamma, beta;
+  std::vector<float> gamma_f32, beta_f32;
+};
+
+class Runner {
+ public:
+  virtual ~Runner() = default;
+  virtual void Forward() = 0;
+  virtual void Backward() = 0;
+};
+
+// nullptr when the library was not found at configure time.
+std::unique_ptr<Runner> MakeOneDnnRunner(const Inputs& in);
+std::unique_ptr<Runner> MakeTorchRunner(const Inputs& in);
+
+// One line: the library's version, or why it was skipped.
+std::string OneDnnStatus();
+std::string TorchStatus();
+
+}  // namespace lnv::bench
+
+#endif  // LNV_BENCH_KERNEL_RUNNERS_H_

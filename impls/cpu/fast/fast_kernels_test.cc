@@ -1,0 +1,504 @@
+// The fast kernels, every SIMD target this CPU supports: within their bound
+// on every row length around the vector and block sizes and on rows whose
+// fp32 sums of squares overflow (where a scalar kernel, held to the same
+// claim, fails: the negative control); independent of alignment, batch and
+// thread count; their narrow-storage results are the fp32 results rounded
+// once to nearest even.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <random>
+#include <string>
+#include <vector>
+
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+#include "harness/families.h"
+#include "harness/judge.h"
+#include "impls/cpu/fast/driver.h"
+#include "impls/cpu/fast/fast_layer_norm.h"
+#include "impls/cpu/fast/fast_rms_norm.h"
+#include "impls/cpu/fast/targets.h"
+#include "impls/dtype.h"
+#include "impls/registry.h"
+#include "oracle/oracle.h"
+
+namespace lnv::fast {
+namespace {
+
+std::vector<ImplInfo> FastImpls() {
+  std::vector<ImplInfo> out;
+  for (const TargetKernels& t : AvailableTargets()) {
+    for (const DType dtype : kFastDTypes) {
+      out.push_back(FastLayerNormImpl(t, dtype));
+      out.push_back(FastRmsNormImpl(t, dtype));
+    }
+  }
+  return out;
+}
+
+const ImplInfo& Registered(const std::string& name) {
+  for (const ImplInfo& i : AllImpls()) {
+    if (i.name == name) return i;
+  }
+  ADD_FAILURE() << "not registered: " << name;
+  static const ImplInfo none;
+  return none;
+}
+
+// A typed copy of `values` that starts `offset` elements into its storage.
+class Typed {
+ public:
+  Typed() = default;
+  Typed(DType t, const std::vector<double>& values, std::int64_t offset = 0)
+      : t_(t), offset_(offset), bytes_((values.size() + offset) * SizeOf(t)) {
+    for (std::size_t i = 0; i < values.size(); ++i) {
+      StoreExact(bytes_.data(), t, offset + static_cast<std::int64_t>(i), values[i]);
+    }
+  }
+  static Typed Zeros(DType t, std::int64_t n, std::int64_t offset = 0) {
+    return Typed(t, std::vector<double>(static_cast<std::size_t>(n), 0.0), offset);
+  }
+  void* data() { return bytes_.empty() ? nullptr : bytes_.data() + offset_ * SizeOf(t_); }
+  // The payload bytes only (for bitwise comparisons).
+  std::vector<unsigned char> Payload() const {
+    return {bytes_.begin() + offset_ * static_cast<std::int64_t>(SizeOf(t_)), bytes_.end()};
+  }
+  double At(std::int64_t i) const { return LoadAsDouble(bytes_.data(), t_, offset_ + i); }
+
+ private:
+  DType t_ = DType::kF32;
+  std::int64_t offset_ = 0;
+  std::vector<unsigned char> bytes_;
+};
+
+struct Outputs {
+  int forward_rc = -1;
+  int backward_rc = -1;
+  Typed y, dx, dgamma, dbeta;
+  std::vector<float> mean, rstd;
+};
+
+// Forward, then backward with the forward's mean/rstd; every buffer starts
+// `offset` elements past its allocation (misaligned for offset % 16 != 0).
+Outputs RunKernel(const ImplInfo& impl, const Case& c, std::int64_t offset = 0, bool saved = true) {
+  const DType xt = impl.x_dtype;
+  const DType pt = impl.param_dtype;
+  const bool layer = impl.norm == Norm::kLayerNorm;
+  Typed x(xt, c.x, offset), gamma(pt, c.gamma, offset), beta(pt, c.beta, offset);
+  Typed dy(xt, c.dy, offset);
+  Outputs o;
+  o.y = Typed::Zeros(xt, c.rows * c.d, offset);
+  o.mean.assign(c.rows, 0.f);
+  o.rstd.assign(c.rows, 0.f);
+  ForwardArgs f{};
+  f.rows = c.rows;
+  f.d = c.d;
+  f.x = x.data();
+  f.gamma = c.gamma.empty() ? nullptr : gamma.data();
+  f.beta = c.beta.empty() ? nullptr : beta.data();
+  f.eps = static_cast<float>(c.eps);
+  f.y = o.y.data();
+  f.mean = layer ? o.mean.data() : nullptr;
+  f.rstd = o.rstd.data();
+  o.forward_rc = impl.forward(&f);
+  if (c.dy.empty()) return o;
+  o.dx = Typed::Zeros(xt, c.rows * c.d, offset);
+  o.dgamma = Typed::Zeros(pt, c.d, offset);
+  o.dbeta = Typed::Zeros(pt, c.d, offset);
+  BackwardArgs b{};
+  b.rows = c.rows;
+  b.d = c.d;
+  b.x = x.data();
+  b.gamma = f.gamma;
+  b.dy = dy.data();
+  b.mean = layer && saved ? o.mean.data() : nullptr;
+  b.rstd = saved ? o.rstd.data() : nullptr;
+  b.eps = f.eps;
+  b.dx = o.dx.data();
+  b.dgamma = o.dgamma.data();
+  b.dbeta = layer ? o.dbeta.data() : nullptr;
+  o.backward_rc = impl.backward(&b);
+  return o;
+}
+
+void ExpectSameBits(const Outputs& a, const Outputs& b, const std::string& what) {
+  EXPECT_EQ(a.forward_rc, 0) << what;
+  EXPECT_EQ(a.backward_rc, 0) << what;
+  EXPECT_EQ(b.forward_rc, 0) << what;
+  EXPECT_EQ(b.backward_rc, 0) << what;
+  EXPECT_TRUE(a.y.Payload() == b.y.Payload()) << what << ": y";
+  EXPECT_TRUE(a.dx.Payload() == b.dx.Payload()) << what << ": dx";
+  EXPECT_TRUE(a.dgamma.Payload() == b.dgamma.Payload()) << what << ": dgamma";
+  EXPECT_TRUE(a.dbeta.Payload() == b.dbeta.Payload()) << what << ": dbeta";
+  EXPECT_EQ(std::memcmp(a.mean.data(), b.mean.data(), a.mean.size() * sizeof(float)), 0) << what;
+  EXPECT_EQ(std::memcmp(a.rstd.data(), b.rstd.data(), a.rstd.size() * sizeof(float)), 0) << what;
+}
+
+Case FamilyCase(const char* family, Norm norm, DType dtype, std::int64_t d, std::int64_t rows,
+                std::uint64_t seed = 11) {
+  FamilyParams p;
+  p.norm = norm;
+  p.dtype = p.param_dtype = dtype;
+  p.d = d;
+  p.rows = rows;
+  p.seed = seed;
+  return GenerateCase(*FindFamily(family), p);
+}
+
+void SetThreads(int n) {
+#ifdef _OPENMP
+  omp_set_num_threads(n);
+#else
+  (void)n;
+#endif
+}
+
+int MaxThreads() {
+#ifdef _OPENMP
+  return omp_get_max_threads();
+#else
+  return 1;
+#endif
+}
+
+TEST(FastKernels, AreRegisteredForEveryTargetTheCpuSupportsAndEveryDtype) {
+  ASSERT_FALSE(AvailableTargets().empty());
+  EXPECT_EQ(AvailableTargets().back().backend, "cpu-fast-scalar");  // runs anywhere
+  for (const ImplInfo& impl : FastImpls()) {
+    const ImplInfo& reg = Registered(impl.name);
+    EXPECT_EQ(reg.forward, impl.forward) << impl.name;
+    EXPECT_EQ(reg.status, ImplStatus::kClaimsBound) << impl.name;
+    EXPECT_TRUE(std::isinf(reg.max_row_sumsq)) << impl.name;
+  }
+}
+
+// d around every vector (1, 8, 16 floats), step (4 vectors) and block
+// (8 steps) size, where the tails and partial blocks are.
+TEST(FastKernels, MeetTheirBoundOnEveryRowLengthAroundTheVectorAndBlockSizes) {
+  const std::vector<ImplInfo> impls = FastImpls();
+  for (const std::int64_t d : {1, 2, 3, 5, 7, 8, 9, 15, 16, 17, 31, 33, 63, 64, 65, 127, 129, 255,
+                               257, 511, 512, 513, 1023, 1025, 2047, 2049, 4097}) {
+    for (const Norm norm : {Norm::kLayerNorm, Norm::kRmsNorm}) {
+      for (const DType dtype : kFastDTypes) {
+        const Case c = FamilyCase("large_mean", norm, dtype, d, 3, static_cast<std::uint64_t>(d));
+        const Reference ref = ComputeReference(c);
+        for (const ImplInfo& impl : impls) {
+          if (impl.norm != norm || impl.x_dtype != dtype) continue;
+          const Judgement j = JudgeWithReference(impl, c, ref);
+          EXPECT_EQ(j.verdict, Verdict::kPass) << impl.name << " d=" << d << ": " << Summarize(j);
+        }
+      }
+    }
+  }
+}
+
+// Rows far beyond fp32's naive range: sum((x - mean)^2) overflows, and in
+// the last rows sigma > 2^126, so rstd itself is subnormal.
+Case OverflowingRows(Norm norm, std::int64_t d) {
+  Case c;
+  c.norm = norm;
+  c.d = d;
+  c.eps = static_cast<double>(1e-5f);
+  const double max = std::numeric_limits<float>::max();
+  std::mt19937_64 rng(5);
+  std::uniform_real_distribution<double> u(-1, 1);
+  const auto fit = [](double v) { return RoundToFormat(v, kBinary32); };
+  std::vector<std::vector<double>> rows;
+  rows.push_back(std::vector<double>(d, fit(max)));              // constant: sigma = 0
+  rows.emplace_back();                                           // spread over the full range
+  for (std::int64_t i = 0; i < d; ++i) rows.back().push_back(fit(max * u(rng)));
+  rows.emplace_back();                                           // huge mean, spread 2^100
+  for (std::int64_t i = 0; i < d; ++i) rows.back().push_back(fit(0x1p126 + 0x1p100 * u(rng)));
+  rows.emplace_back();                                           // huge and subnormal together
+  for (std::int64_t i = 0; i < d; ++i) {
+    rows.back().push_back(fit(i % 2 ? 0x1p120 * u(rng) : 0x1p-140 * u(rng)));
+  }
+  rows.emplace_back();                                           // +-max alternating
+  for (std::int64_t i = 0; i < d; ++i) rows.back().push_back(fit(i % 2 ? max : -max));
+  for (const auto& r : rows) c.x.insert(c.x.end(), r.begin(), r.end());
+  c.rows = static_cast<std::int64_t>(rows.size());
+  std::normal_distribution<double> normal;
+  for (std::int64_t j = 0; j < d; ++j) c.gamma.push_back(fit(1 + 0.25 * normal(rng)));
+  if (norm == Norm::kLayerNorm) {
+    for (std::int64_t j = 0; j < d; ++j) c.beta.push_back(fit(0.5 * normal(rng)));
+  }
+  for (std::int64_t i = 0; i < c.rows * d; ++i) c.dy.push_back(fit(normal(rng)));
+  return c;
+}
+
+TEST(FastKernels, MeetTheirBoundOnRowsWhoseFp32SumOfSquaresOverflows) {
+  for (const ImplInfo& impl : FastImpls()) {
+    if (impl.x_dtype != DType::kF32) continue;  // fp16 cannot hold such rows; bf16 as fp32
+    for (const std::int64_t d : {2, 3, 64, 1000}) {
+      const Case c = OverflowingRows(impl.norm, d);
+      const Judgement j = Judge(impl, c);
+      EXPECT_EQ(j.verdict, Verdict::kPass) << impl.name << " d=" << d << ": " << Summarize(j);
+      EXPECT_EQ(j.rows_out_of_range, 0) << impl.name;
+    }
+  }
+}
+
+// Negative control: the same rows break a kernel that does not rescale when
+// it is held to the full range, so the test above is not vacuous.
+TEST(FastKernels, TheOverflowingRowsBreakAScalarKernelHeldToTheSameClaim) {
+  for (const char* name : {"f32/two_pass/cpu-scalar", "f32/rms_serial/cpu-scalar"}) {
+    ImplInfo naive = Registered(name);
+    naive.max_row_sumsq = std::numeric_limits<double>::infinity();
+    const Case c = OverflowingRows(naive.norm, 64);
+    const Judgement j = Judge(naive, c);
+    EXPECT_TRUE(IsFailure(j.verdict)) << name << ": " << Summarize(j);
+  }
+}
+
+TEST(FastKernels, MisalignedBuffersGiveTheSameBitsAsAlignedOnes) {
+  for (const ImplInfo& impl : FastImpls()) {
+    for (const std::int64_t d : {13, 100, 1031}) {
+      const Case c = FamilyCase("standard_normal", impl.norm, impl.x_dtype, d, 5);
+      const Outputs aligned = RunKernel(impl, c, 0);
+      for (const std::int64_t offset : {1, 3, 7}) {
+        ExpectSameBits(aligned, RunKernel(impl, c, offset),
+                       impl.name + " d=" + std::to_string(d) + " offset " + std::to_string(offset));
+      }
+    }
+  }
+}
+
+// Large enough to run in parallel (driver.h, kMinParallelElements).
+TEST(FastKernels, EveryOutputIsBitwiseIndependentOfTheThreadCount) {
+  const int saved_threads = MaxThreads();
+  for (const ImplInfo& impl : FastImpls()) {
+    const Case c = FamilyCase("standard_normal", impl.norm, impl.x_dtype, 333, 301);
+    ASSERT_GE(c.rows * c.d, kMinParallelElements);
+    SetThreads(1);
+    const Outputs one = RunKernel(impl, c);
+    for (const int threads : {2, 3, 8}) {
+      SetThreads(threads);
+      ExpectSameBits(one, RunKernel(impl, c), impl.name + " threads " + std::to_string(threads));
+    }
+  }
+  SetThreads(saved_threads);
+}
+
+// Negative control: the order of the row sums does show in dgamma's bits on
+// this case, so thread-count independence is a property of the fixed row
+// blocks, not an accident of the data.
+TEST(FastKernels, ADifferentRowBlockCountChangesDgammaSoTheCheckAboveCanFail) {
+  const TargetKernels& t = AvailableTargets().front();
+  const ImplInfo impl = FastLayerNormImpl(t, DType::kF32);
+  const Case c = FamilyCase("standard_normal", Norm::kLayerNorm, DType::kF32, 333, 301);
+  const Outputs o = RunKernel(impl, c);
+  Typed x(DType::kF32, c.x), gamma(DType::kF32, c.gamma), dy(DType::kF32, c.dy);
+  const auto dgamma_with_blocks = [&](std::int64_t blocks) {
+    Typed dx = Typed::Zeros(DType::kF32, c.rows * c.d);
+    Typed dgamma = Typed::Zeros(DType::kF32, c.d);
+    BackwardArgs b{};
+    b.rows = c.rows;
+    b.d = c.d;
+    b.x = x.data();
+    b.gamma = gamma.data();
+    b.dy = dy.data();
+    b.mean = o.mean.data();
+    b.rstd = o.rstd.data();
+    b.eps = static_cast<float>(c.eps);
+    b.dx = dx.data();
+    b.dgamma = dgamma.data();
+    EXPECT_EQ(RunBackwardWithBlocks(&b, Norm::kLayerNorm, DType::kF32,
+                                    t.layer_norm.backward_rows[0], blocks),
+              0);
+    return dgamma.Payload();
+  };
+  EXPECT_TRUE(dgamma_with_blocks(RowBlocks(c.rows)) == o.dgamma.Payload());
+  EXPECT_FALSE(dgamma_with_blocks(1) == o.dgamma.Payload());
+  EXPECT_FALSE(dgamma_with_blocks(7) == o.dgamma.Payload());
+}
+
+TEST(FastKernels, ARowsResultsDoNotDependOnItsBatch) {
+  for (const ImplInfo& impl : FastImpls()) {
+    Case c = FamilyCase("heavy_tails", impl.norm, impl.x_dtype, 77, 40);
+    c.dy.clear();
+    const Outputs batch = RunKernel(impl, c);
+    Case single = c;
+    single.rows = 1;
+    const std::int64_t r = 29;
+    single.x.assign(c.x.begin() + r * c.d, c.x.begin() + (r + 1) * c.d);
+    const Outputs alone = RunKernel(impl, single);
+    for (std::int64_t i = 0; i < c.d; ++i) {
+      ASSERT_EQ(alone.y.At(i), batch.y.At(r * c.d + i)) << impl.name << " i=" << i;
+    }
+    EXPECT_EQ(alone.rstd[0], batch.rstd[r]) << impl.name;
+  }
+}
+
+TEST(FastKernels, TheBackwardWithoutSavedStatisticsUsesTheForwardsOwn) {
+  for (const ImplInfo& impl : FastImpls()) {
+    const Case c = FamilyCase("huge_magnitude", impl.norm, impl.x_dtype, 50, 6);
+    ExpectSameBits(RunKernel(impl, c, 0, true), RunKernel(impl, c, 0, false), impl.name);
+  }
+}
+
+// The narrow kernels load exactly the values the fp32 kernel gets, run the
+// same fp32 arithmetic and round once at the end: their outputs must be the
+// fp32 kernel's, rounded to nearest even (the oracle's RoundToFormat), bit
+// for bit. This checks the store paths inside the kernels themselves.
+TEST(FastKernels, NarrowStorageResultsAreTheFp32ResultsRoundedOnceToNearestEven) {
+  for (const TargetKernels& t : AvailableTargets()) {
+    for (const DType dtype : {DType::kBF16, DType::kF16}) {
+      for (const bool layer : {true, false}) {
+        const Norm norm = layer ? Norm::kLayerNorm : Norm::kRmsNorm;
+        const ImplInfo narrow = layer ? FastLayerNormImpl(t, dtype) : FastRmsNormImpl(t, dtype);
+        const ImplInfo wide =
+            layer ? FastLayerNormImpl(t, DType::kF32) : FastRmsNormImpl(t, DType::kF32);
+        Case c = FamilyCase("standard_normal", norm, dtype, 203, 7);
+        const Outputs n = RunKernel(narrow, c);
+        c.dtype = c.param_dtype = DType::kF32;  // the same values, now as fp32
+        const Outputs w = RunKernel(wide, c);
+        const FloatFormat f = dtype == DType::kBF16 ? kBfloat16 : kBinary16;
+        std::int64_t bad = 0;
+        for (std::int64_t i = 0; i < c.rows * c.d; ++i) {
+          bad += n.y.At(i) != RoundToFormat(w.y.At(i), f);
+          bad += n.dx.At(i) != RoundToFormat(w.dx.At(i), f);
+        }
+        for (std::int64_t j = 0; j < c.d; ++j) {
+          bad += n.dgamma.At(j) != RoundToFormat(w.dgamma.At(j), f);
+          if (layer) bad += n.dbeta.At(j) != RoundToFormat(w.dbeta.At(j), f);
+        }
+        EXPECT_EQ(bad, 0) << narrow.name;
+        EXPECT_EQ(n.rstd, w.rstd) << narrow.name;
+        EXPECT_EQ(n.mean, w.mean) << narrow.name;
+      }
+    }
+  }
+}
+
+TEST(FastKernels, RejectInvalidArgumentsLikeTheScalarKernels) {
+  for (const ImplInfo& impl : FastImpls()) {
+    float x[4] = {1, 2, 3, 4}, y[4], dx[4], beta[4] = {};
+    ForwardArgs f{};
+    f.rows = 1;
+    f.d = 4;
+    f.x = x;
+    f.y = y;
+    f.eps = 1e-5f;
+    if (impl.x_dtype != DType::kF32) continue;
+    EXPECT_EQ(impl.forward(nullptr), kInvalidArgs) << impl.name;
+    ForwardArgs bad = f;
+    bad.d = 0;
+    EXPECT_EQ(impl.forward(&bad), kInvalidArgs) << impl.name;
+    bad = f;
+    bad.rows = -1;
+    EXPECT_EQ(impl.forward(&bad), kInvalidArgs) << impl.name;
+    bad = f;
+    bad.x = nullptr;
+    EXPECT_EQ(impl.forward(&bad), kInvalidArgs) << impl.name;
+    bad = f;
+    bad.rows = std::numeric_limits<std::int64_t>::max();
+    EXPECT_EQ(impl.forward(&bad), kInvalidArgs) << impl.name;
+    bad = f;
+    bad.beta = beta;
+    EXPECT_EQ(impl.forward(&bad), impl.norm == Norm::kRmsNorm ? kInvalidArgs : kOk) << impl.name;
+    BackwardArgs b{};
+    b.rows = 1;
+    b.d = 4;
+    b.x = x;
+    b.dy = x;
+    b.dx = dx;
+    b.dbeta = beta;
+    EXPECT_EQ(impl.backward(&b), impl.norm == Norm::kRmsNorm ? kInvalidArgs : kOk) << impl.name;
+    b.dx = nullptr;
+    EXPECT_EQ(impl.backward(&b), kInvalidArgs) << impl.name;
+    f.rows = 0;
+    EXPECT_EQ(impl.forward(&f), kOk) << impl.name;  // no rows: nothing to do
+  }
+}
+
+// Calls with outputs of 8 MiB or more write whole vectors with streaming
+// stores after an aligning head (simd_row-inl.h, WriteRow); smaller calls do
+// not. Both must give the same bits: the large call's rows against the same
+// rows computed in small calls, on misaligned rows of odd length.
+TEST(FastKernels, StreamingStoresOfLargeCallsGiveTheSameBitsAsSmallCalls) {
+  for (const ImplInfo& impl : FastImpls()) {
+    if (impl.x_dtype == DType::kF16) continue;  // the same store code as bf16
+    const std::int64_t d = 1001;
+    const std::int64_t rows = (std::int64_t{9} << 20) / (d * SizeOf(impl.x_dtype)) + 1;
+    std::mt19937_64 rng(4);
+    std::normal_distribution<double> normal;
+    Case big;
+    big.norm = impl.norm;
+    big.d = d;
+    big.rows = rows;
+    big.eps = static_cast<double>(1e-5f);
+    const FloatFormat f = impl.x_dtype == DType::kBF16 ? kBfloat16 : kBinary32;
+    for (std::int64_t i = 0; i < rows * d; ++i) {
+      big.x.push_back(RoundToFormat(normal(rng), f));
+      big.dy.push_back(RoundToFormat(normal(rng), f));
+    }
+    const Outputs all = RunKernel(impl, big, 3);
+    for (const std::int64_t r0 : {std::int64_t{0}, rows / 2, rows - 3}) {
+      Case part = big;
+      part.rows = 3;
+      part.x.assign(big.x.begin() + r0 * d, big.x.begin() + (r0 + 3) * d);
+      part.dy.assign(big.dy.begin() + r0 * d, big.dy.begin() + (r0 + 3) * d);
+      const Outputs small = RunKernel(impl, part, 5);
+      for (std::int64_t i = 0; i < 3 * d; ++i) {
+        ASSERT_EQ(small.y.At(i), all.y.At(r0 * d + i)) << impl.name << " row " << r0 + i / d;
+        ASSERT_EQ(small.dx.At(i), all.dx.At(r0 * d + i)) << impl.name << " row " << r0 + i / d;
+      }
+    }
+  }
+}
+
+// sigma > 2^126: the stored rstd is a subnormal float, rounded with fewer
+// than 24 bits; its bound counts that (harness/bounds.cc), and the backward,
+// which reads it, stays within its bound too.
+TEST(FastKernels, MeetTheirBoundWhereRstdIsSubnormal) {
+  std::mt19937_64 rng(9);
+  std::normal_distribution<double> normal;
+  int needs_subnormal_term = 0;
+  for (const ImplInfo& impl : FastImpls()) {
+    if (impl.x_dtype != DType::kF32) continue;
+    for (int k = 0; k < 60; ++k) {
+      Case c;
+      c.norm = impl.norm;
+      c.eps = static_cast<double>(1e-5f);
+      c.rows = 1;
+      const double m = RoundToFormat(std::ldexp(1 + (rng() % (1 << 20)) / 0x1p20, 126 + k % 2),
+                                     kBinary32);
+      if (!std::isfinite(m)) continue;
+      if (k % 3 == 0) {
+        c.x = {m};  // RMSNorm: rstd = 1/|x|; LayerNorm: sigma = 0
+      } else if (k % 3 == 1) {
+        c.x = {-m, m};
+      } else {
+        c.x = {-m, m, RoundToFormat(m * 0.5, kBinary32)};
+      }
+      c.d = static_cast<std::int64_t>(c.x.size());
+      for (std::int64_t i = 0; i < c.d; ++i) {
+        c.gamma.push_back(RoundToFormat(1 + 0.25 * normal(rng), kBinary32));
+        c.dy.push_back(RoundToFormat(normal(rng), kBinary32));
+        if (c.norm == Norm::kLayerNorm) c.beta.push_back(RoundToFormat(normal(rng), kBinary32));
+      }
+      JudgeOptions keep;
+      keep.keep_elements = true;
+      const Reference ref = ComputeReference(c);
+      const Judgement j = JudgeWithReference(impl, c, ref, keep);
+      EXPECT_EQ(j.verdict, Verdict::kPass) << impl.name << " x0=" << c.x[0] << ": " << Summarize(j);
+      // Negative control: the relative part of the bound alone, r * rho,
+      // does not hold on some of these rows (RMSNorm's d = 1 ones): the
+      // subnormal term is needed, and these rows reach it.
+      const ElementResult& e = j[Output::kRstd].elements.at(0);
+      const double relative_only =
+          ref.rows[0].stats.rstd * ForwardRowBound(ModelFor(impl), ref.rows[0]).rstd_rel;
+      needs_subnormal_term += e.error > relative_only;
+    }
+  }
+  EXPECT_GT(needs_subnormal_term, 0);
+}
+
+}  // namespace
+}  // namespace lnv::fast

@@ -1,0 +1,273 @@
+// The fast LayerNorm row kernels, compiled once per SIMD target (Highway's
+// foreach_target re-includes this file). The claim is in fast_layer_norm.h.
+#include <Eigen/Core>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+
+#undef HWY_TARGET_INCLUDE
+#define HWY_TARGET_INCLUDE "impls/cpu/fast/fast_layer_norm.cc"
+#include <hwy/foreach_target.h>  // IWYU pragma: keep
+
+#include <hwy/highway.h>
+
+#include "impls/cpu/fast/driver.h"
+#include "impls/cpu/fast/simd_row-inl.h"
+#include "impls/cpu/fast/targets.h"
+
+HWY_BEFORE_NAMESPACE();
+namespace lnv::fast {
+namespace HWY_NAMESPACE {
+namespace {
+
+// mean = sum(x) / d, then var = sum((x - mean)^2) / d, both sums in the tree
+// shape; the rescaled path of row_scaling.h when they are not finite.
+template <typename T>
+HWY_NOINLINE RowStats LayerNormStatsRescaled(DF df, const T* HWY_RESTRICT x, std::int64_t d,
+                                             float eps, float unscaled_mean) {
+  RowStats st;
+  if (!RowIsFinite(df, x, d)) {
+    st.mean = st.mean_s = unscaled_mean;
+    st.rstd = st.rstd_s = std::numeric_limits<float>::quiet_NaN();
+    return st;
+  }
+  const float max_abs = RowMaxAbs(df, x, d);
+  const float scale = ForwardScale(max_abs);
+  const VF vscale = hn::Set(df, scale);
+  const float n = static_cast<float>(d);
+  float sum = 0.f;
+  TreeSums<1>(df, d, [&](std::int64_t i, std::int64_t m, VF* t) {
+    t[0] = hn::Mul(LoadAt(df, x, i, m), vscale);
+  }, &sum);
+  // |mean| <= max|x|: a rounded sum / d can overshoot it only toward error.
+  const float bound = max_abs * scale;
+  const float mean_s = std::clamp(sum / n, -bound, bound);
+  const VF vmean = hn::Set(df, mean_s);
+  float m2 = 0.f;
+  TreeSums<1>(df, d, [&](std::int64_t i, std::int64_t m, VF* t) {
+    const VF dev = hn::Sub(hn::Mul(LoadAt(df, x, i, m), vscale), vmean);
+    t[0] = KeepFirst(df, hn::Mul(dev, dev), m);
+  }, &m2);
+  st.scale = scale;
+  st.mean_s = mean_s;
+  st.rstd_s = ScaledRstd(m2 / n, eps, scale);
+  st.mean = mean_s / scale;
+  st.rstd = st.rstd_s * scale;
+  return st;
+}
+
+// `next` (or nullptr): the row to prefetch while this one's deviations are
+// summed from L1.
+template <typename T>
+HWY_INLINE RowStats LayerNormStats(DF df, const T* HWY_RESTRICT x, std::int64_t d, float eps,
+                                   const T* next = nullptr) {
+  const float n = static_cast<float>(d);
+  float sum = 0.f;
+  TreeSums<1>(df, d, [&](std::int64_t i, std::int64_t m, VF* t) {
+    t[0] = LoadAt(df, x, i, m);
+  }, &sum);
+  const float mean = sum / n;
+  const VF vmean = hn::Set(df, mean);
+  float m2 = 0.f;
+  TreeSums<1>(df, d, [&](std::int64_t i, std::int64_t m, VF* t) {
+    if (next != nullptr) PrefetchToL2(next + i);
+    const VF dev = hn::Sub(LoadAt(df, x, i, m), vmean);
+    t[0] = KeepFirst(df, hn::Mul(dev, dev), m);
+  }, &m2);
+  // A finite q implies a finite m2 and mean (an infinite or NaN mean makes
+  // every deviation infinite or NaN).
+  const float q = m2 / n + eps;
+  if (!std::isfinite(q)) return LayerNormStatsRescaled(df, x, d, eps, mean);
+  RowStats st;
+  st.mean = st.mean_s = mean;
+  st.rstd = st.rstd_s = 1.f / std::sqrt(q);
+  return st;
+}
+
+// y = gamma * ((x s - mean_s) * rstd_s) + beta, one vector at a time.
+template <typename T, bool kGamma, bool kBeta>
+HWY_NOINLINE void LayerNormWriteRow(const T* HWY_RESTRICT x, const T* HWY_RESTRICT gamma,
+                                    const T* HWY_RESTRICT beta, T* HWY_RESTRICT y, std::int64_t d,
+                                    const RowStats& st, bool stream) {
+  const DF df;
+  const VF vscale = hn::Set(df, st.scale);
+  const VF vmean = hn::Set(df, st.mean_s);
+  const VF vrstd = hn::Set(df, st.rstd_s);
+  const auto at = [&](std::int64_t i, std::int64_t m) {
+    const VF xhat = hn::Mul(hn::Sub(hn::Mul(LoadAt(df, x, i, m), vscale), vmean), vrstd);
+    if constexpr (kGamma && kBeta) {
+      return hn::MulAdd(LoadAt(df, gamma, i, m), xhat, LoadAt(df, beta, i, m));
+    } else if constexpr (kGamma) {
+      return hn::Mul(LoadAt(df, gamma, i, m), xhat);
+    } else if constexpr (kBeta) {
+      return hn::Add(xhat, LoadAt(df, beta, i, m));
+    } else {
+      return xhat;
+    }
+  };
+  WriteRow(df, y, d, stream, at);
+}
+
+template <typename T>
+void LayerNormForwardRows(const ForwardArgs& a, std::int64_t row_begin, std::int64_t row_end) {
+  const DF df;
+  const std::int64_t d = a.d;
+  const T* x = static_cast<const T*>(a.x);
+  const T* gamma = static_cast<const T*>(a.gamma);
+  const T* beta = static_cast<const T*>(a.beta);
+  T* y = static_cast<T*>(a.y);
+  using WriteFn = void (*)(const T*, const T*, const T*, T*, std::int64_t, const RowStats&, bool);
+  const WriteFn write = gamma != nullptr
+                            ? (beta != nullptr ? &LayerNormWriteRow<T, true, true>
+                                               : &LayerNormWriteRow<T, true, false>)
+                            : (beta != nullptr ? &LayerNormWriteRow<T, false, true>
+                                               : &LayerNormWriteRow<T, false, false>);
+  const bool stream = a.rows * d * static_cast<std::int64_t>(sizeof(T)) >= kStreamingStoreBytes;
+  for (std::int64_t r = row_begin; r < row_end; ++r) {
+    const T* next = r + 1 < row_end ? x + (r + 1) * d : nullptr;
+    const RowStats st = LayerNormStats(df, x + r * d, d, a.eps, next);
+    write(x + r * d, gamma, beta, y + r * d, d, st, stream);
+    if (a.mean != nullptr) a.mean[r] = st.mean;
+    if (a.rstd != nullptr) a.rstd[r] = st.rstd;
+  }
+  if (stream) hwy::FlushStream();
+}
+
+// One row of the backward: a = mean(g), b = mean(g xhat) in the tree shape
+// (one pass, which also adds dy * xhat and dy into the partials), then
+// dx = rstd ((g - a) - xhat b).
+template <typename T, bool kGamma>
+HWY_NOINLINE void LayerNormBackwardRow(const T* HWY_RESTRICT x, const T* HWY_RESTRICT dy,
+                                       const T* HWY_RESTRICT gamma, T* HWY_RESTRICT dx,
+                                       std::int64_t d, float mean, float rstd,
+                                       float* HWY_RESTRICT dgamma, float* HWY_RESTRICT dbeta,
+                                       const T* HWY_RESTRICT next_x, const T* HWY_RESTRICT next_dy,
+                                       bool stream) {
+  const DF df;
+  const float scale = BackwardScale(rstd);
+  const VF vscale = hn::Set(df, scale);
+  const VF vmean = hn::Set(df, mean * scale);
+  const VF vrstd_s = hn::Set(df, rstd / scale);
+  const auto xhat_at = [&](std::int64_t i, std::int64_t m) {
+    return hn::Mul(hn::Sub(hn::Mul(LoadAt(df, x, i, m), vscale), vmean), vrstd_s);
+  };
+  const auto g_at = [&](VF dyv, std::int64_t i, std::int64_t m) {
+    if constexpr (kGamma) {
+      return hn::Mul(dyv, LoadAt(df, gamma, i, m));
+    } else {
+      (void)i;
+      (void)m;
+      return dyv;
+    }
+  };
+  float sums[2] = {0.f, 0.f};
+  TreeSums<2>(df, d, [&](std::int64_t i, std::int64_t m, VF* t) {
+    const VF xhat = xhat_at(i, m);
+    const VF dyv = LoadAt(df, dy, i, m);
+    const VF g = g_at(dyv, i, m);
+    t[0] = KeepFirst(df, g, m);
+    t[1] = KeepFirst(df, hn::Mul(g, xhat), m);
+    // Partials are PaddedLength(d) long: whole vectors, and lanes past d
+    // only ever hold values nobody reads.
+    if (dgamma != nullptr) {
+      hn::StoreU(hn::MulAdd(dyv, xhat, hn::LoadU(df, dgamma + i)), df, dgamma + i);
+    }
+    if (dbeta != nullptr) hn::StoreU(hn::Add(hn::LoadU(df, dbeta + i), dyv), df, dbeta + i);
+  }, sums);
+  const float n = static_cast<float>(d);
+  const VF va = hn::Set(df, sums[0] / n);
+  const VF vb = hn::Set(df, sums[1] / n);
+  const VF vr = hn::Set(df, rstd);
+  const auto dx_at = [&](std::int64_t i, std::int64_t m) {
+    if (next_x != nullptr) {  // the next row, while this one is finished from L1
+      PrefetchToL2(next_x + i);
+      PrefetchToL2(next_dy + i);
+    }
+    const VF g = g_at(LoadAt(df, dy, i, m), i, m);
+    return hn::Mul(vr, hn::NegMulAdd(xhat_at(i, m), vb, hn::Sub(g, va)));
+  };
+  WriteRow(df, dx, d, stream, dx_at);
+}
+
+template <typename T>
+void LayerNormBackwardRows(const BackwardArgs& a, std::int64_t row_begin, std::int64_t row_end,
+                           float* dgamma, float* dbeta) {
+  const DF df;
+  const std::int64_t d = a.d;
+  const T* x = static_cast<const T*>(a.x);
+  const T* dy = static_cast<const T*>(a.dy);
+  const T* gamma = static_cast<const T*>(a.gamma);
+  T* dx = static_cast<T*>(a.dx);
+  const bool saved = a.mean != nullptr && a.rstd != nullptr;
+  const bool stream = a.rows * d * static_cast<std::int64_t>(sizeof(T)) >= kStreamingStoreBytes;
+  for (std::int64_t r = row_begin; r < row_end; ++r) {
+    const bool last = r + 1 == row_end;
+    const T* next_x = last ? nullptr : x + (r + 1) * d;
+    const T* next_dy = last ? nullptr : dy + (r + 1) * d;
+    float mean = 0.f;
+    float rstd = 0.f;
+    if (saved) {
+      mean = a.mean[r];
+      rstd = a.rstd[r];
+    } else {  // no saved statistics: the forward's own
+      const RowStats st = LayerNormStats(df, x + r * d, d, a.eps);
+      mean = st.mean;
+      rstd = st.rstd;
+    }
+    if (gamma != nullptr) {
+      LayerNormBackwardRow<T, true>(x + r * d, dy + r * d, gamma, dx + r * d, d, mean, rstd,
+                                    dgamma, dbeta, next_x, next_dy, stream);
+    } else {
+      LayerNormBackwardRow<T, false>(x + r * d, dy + r * d, gamma, dx + r * d, d, mean, rstd,
+                                     dgamma, dbeta, next_x, next_dy, stream);
+    }
+  }
+  if (stream) hwy::FlushStream();
+}
+
+template <typename T>
+int LayerNormForward(const ForwardArgs* args) {
+  return RunForward(args, Norm::kLayerNorm, &LayerNormForwardRows<T>);
+}
+
+template <typename T>
+int LayerNormBackward(const BackwardArgs* args) {
+  constexpr DType kParam = kIsF32<T> ? DType::kF32 : kIsBf16<T> ? DType::kBF16 : DType::kF16;
+  return RunBackward(args, Norm::kLayerNorm, kParam, &LayerNormBackwardRows<T>);
+}
+
+}  // namespace
+
+void FillLayerNorm(TargetKernels* out) {
+  out->layer_norm.forward = {&LayerNormForward<float>, &LayerNormForward<hwy::bfloat16_t>,
+                             &LayerNormForward<hwy::float16_t>};
+  out->layer_norm.backward = {&LayerNormBackward<float>, &LayerNormBackward<hwy::bfloat16_t>,
+                              &LayerNormBackward<hwy::float16_t>};
+  out->layer_norm.backward_rows = {&LayerNormBackwardRows<float>, &LayerNormBackwardRows<hwy::bfloat16_t>,
+                                   &LayerNormBackwardRows<hwy::float16_t>};
+}
+
+}  // namespace HWY_NAMESPACE
+}  // namespace lnv::fast
+HWY_AFTER_NAMESPACE();
+
+#if HWY_ONCE
+namespace lnv::fast {
+
+void FillLayerNormKernels(std::int64_t target, TargetKernels* out) {
+  switch (target) {
+#if HWY_TARGETS & HWY_AVX3
+    case HWY_AVX3: N_AVX3::FillLayerNorm(out); return;
+#endif
+#if HWY_TARGETS & HWY_AVX2
+    case HWY_AVX2: N_AVX2::FillLayerNorm(out); return;
+#endif
+#if HWY_TARGETS & HWY_SCALAR
+    case HWY_SCALAR: N_SCALAR::FillLayerNorm(out); return;
+#endif
+    default: return;
+  }
+}
+
+}  // namespace lnv::fast
+#endif  // HWY_ONCE

@@ -1,0 +1,215 @@
+// The fast RMSNorm row kernels, compiled once per SIMD target (Highway's
+// foreach_target re-includes this file). The claim is in fast_rms_norm.h.
+#include <Eigen/Core>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+
+#undef HWY_TARGET_INCLUDE
+#define HWY_TARGET_INCLUDE "impls/cpu/fast/fast_rms_norm.cc"
+#include <hwy/foreach_target.h>  // IWYU pragma: keep
+
+#include <hwy/highway.h>
+
+#include "impls/cpu/fast/driver.h"
+#include "impls/cpu/fast/simd_row-inl.h"
+#include "impls/cpu/fast/targets.h"
+
+HWY_BEFORE_NAMESPACE();
+namespace lnv::fast {
+namespace HWY_NAMESPACE {
+namespace {
+
+template <typename T>
+HWY_NOINLINE RowStats RmsStatsRescaled(DF df, const T* HWY_RESTRICT x, std::int64_t d,
+                                       float eps) {
+  RowStats st;
+  if (!RowIsFinite(df, x, d)) {
+    st.rstd = st.rstd_s = std::numeric_limits<float>::quiet_NaN();
+    return st;
+  }
+  const float scale = ForwardScale(RowMaxAbs(df, x, d));
+  const VF vscale = hn::Set(df, scale);
+  float ss = 0.f;
+  TreeSums<1>(df, d, [&](std::int64_t i, std::int64_t m, VF* t) {
+    const VF xs = hn::Mul(LoadAt(df, x, i, m), vscale);
+    t[0] = hn::Mul(xs, xs);
+  }, &ss);
+  st.scale = scale;
+  st.rstd_s = ScaledRstd(ss / static_cast<float>(d), eps, scale);
+  st.rstd = st.rstd_s * scale;
+  return st;
+}
+
+// ms = sum(x^2) / d in the tree shape; rstd = 1 / sqrt(ms + eps); the
+// rescaled path of row_scaling.h when that is not finite.
+template <typename T>
+HWY_INLINE RowStats RmsStats(DF df, const T* HWY_RESTRICT x, std::int64_t d, float eps) {
+  float ss = 0.f;
+  TreeSums<1>(df, d, [&](std::int64_t i, std::int64_t m, VF* t) {
+    const VF v = LoadAt(df, x, i, m);
+    t[0] = hn::Mul(v, v);  // zero-padded tails square to zero
+  }, &ss);
+  const float q = ss / static_cast<float>(d) + eps;
+  if (!std::isfinite(q)) return RmsStatsRescaled(df, x, d, eps);
+  RowStats st;
+  st.rstd = st.rstd_s = 1.f / std::sqrt(q);
+  return st;
+}
+
+// y = gamma * ((x s) * rstd_s).
+// `next` (or nullptr): the row to prefetch while this one is written from L1.
+template <typename T, bool kGamma>
+HWY_NOINLINE void RmsWriteRow(const T* HWY_RESTRICT x, const T* HWY_RESTRICT gamma,
+                              T* HWY_RESTRICT y, std::int64_t d, const RowStats& st,
+                              const T* HWY_RESTRICT next, bool stream) {
+  const DF df;
+  const VF vscale = hn::Set(df, st.scale);
+  const VF vrstd = hn::Set(df, st.rstd_s);
+  const auto at = [&](std::int64_t i, std::int64_t m) {
+    if (next != nullptr) PrefetchToL2(next + i);
+    const VF xhat = hn::Mul(hn::Mul(LoadAt(df, x, i, m), vscale), vrstd);
+    if constexpr (kGamma) {
+      return hn::Mul(LoadAt(df, gamma, i, m), xhat);
+    } else {
+      return xhat;
+    }
+  };
+  WriteRow(df, y, d, stream, at);
+}
+
+template <typename T>
+void RmsForwardRows(const ForwardArgs& a, std::int64_t row_begin, std::int64_t row_end) {
+  const DF df;
+  const std::int64_t d = a.d;
+  const T* x = static_cast<const T*>(a.x);
+  const T* gamma = static_cast<const T*>(a.gamma);
+  T* y = static_cast<T*>(a.y);
+  const bool stream = a.rows * d * static_cast<std::int64_t>(sizeof(T)) >= kStreamingStoreBytes;
+  for (std::int64_t r = row_begin; r < row_end; ++r) {
+    const T* next = r + 1 < row_end ? x + (r + 1) * d : nullptr;
+    const RowStats st = RmsStats(df, x + r * d, d, a.eps);
+    if (gamma != nullptr) {
+      RmsWriteRow<T, true>(x + r * d, gamma, y + r * d, d, st, next, stream);
+    } else {
+      RmsWriteRow<T, false>(x + r * d, gamma, y + r * d, d, st, next, stream);
+    }
+    if (a.rstd != nullptr) a.rstd[r] = st.rstd;
+  }
+  if (stream) hwy::FlushStream();
+}
+
+// One row of the backward: b = mean(g xhat), xhat = x rstd (a product of two
+// finite floats of at most sqrt(d): no overflow, so no scaling), then
+// dx = rstd (g - xhat b).
+template <typename T, bool kGamma>
+HWY_NOINLINE void RmsBackwardRow(const T* HWY_RESTRICT x, const T* HWY_RESTRICT dy,
+                                 const T* HWY_RESTRICT gamma, T* HWY_RESTRICT dx, std::int64_t d,
+                                 float rstd, float* HWY_RESTRICT dgamma,
+                                 const T* HWY_RESTRICT next_x, const T* HWY_RESTRICT next_dy,
+                                 bool stream) {
+  const DF df;
+  const VF vr = hn::Set(df, rstd);
+  const auto g_at = [&](VF dyv, std::int64_t i, std::int64_t m) {
+    if constexpr (kGamma) {
+      return hn::Mul(dyv, LoadAt(df, gamma, i, m));
+    } else {
+      (void)i;
+      (void)m;
+      return dyv;
+    }
+  };
+  float b_sum = 0.f;
+  TreeSums<1>(df, d, [&](std::int64_t i, std::int64_t m, VF* t) {
+    const VF xhat = hn::Mul(LoadAt(df, x, i, m), vr);
+    const VF dyv = LoadAt(df, dy, i, m);
+    t[0] = KeepFirst(df, hn::Mul(g_at(dyv, i, m), xhat), m);
+    if (dgamma != nullptr) {  // PaddedLength(d) partials: whole vectors
+      hn::StoreU(hn::MulAdd(dyv, xhat, hn::LoadU(df, dgamma + i)), df, dgamma + i);
+    }
+  }, &b_sum);
+  const VF vb = hn::Set(df, b_sum / static_cast<float>(d));
+  const auto dx_at = [&](std::int64_t i, std::int64_t m) {
+    if (next_x != nullptr) {  // the next row, while this one is finished from L1
+      PrefetchToL2(next_x + i);
+      PrefetchToL2(next_dy + i);
+    }
+    const VF xhat = hn::Mul(LoadAt(df, x, i, m), vr);
+    const VF g = g_at(LoadAt(df, dy, i, m), i, m);
+    return hn::Mul(vr, hn::NegMulAdd(xhat, vb, g));
+  };
+  WriteRow(df, dx, d, stream, dx_at);
+}
+
+template <typename T>
+void RmsBackwardRows(const BackwardArgs& a, std::int64_t row_begin, std::int64_t row_end,
+                     float* dgamma, float* /*dbeta: none for RMSNorm*/) {
+  const DF df;
+  const std::int64_t d = a.d;
+  const T* x = static_cast<const T*>(a.x);
+  const T* dy = static_cast<const T*>(a.dy);
+  const T* gamma = static_cast<const T*>(a.gamma);
+  T* dx = static_cast<T*>(a.dx);
+  const bool stream = a.rows * d * static_cast<std::int64_t>(sizeof(T)) >= kStreamingStoreBytes;
+  for (std::int64_t r = row_begin; r < row_end; ++r) {
+    const bool last = r + 1 == row_end;
+    const T* next_x = last ? nullptr : x + (r + 1) * d;
+    const T* next_dy = last ? nullptr : dy + (r + 1) * d;
+    const float rstd = a.rstd != nullptr ? a.rstd[r] : RmsStats(df, x + r * d, d, a.eps).rstd;
+    if (gamma != nullptr) {
+      RmsBackwardRow<T, true>(x + r * d, dy + r * d, gamma, dx + r * d, d, rstd, dgamma, next_x,
+                              next_dy, stream);
+    } else {
+      RmsBackwardRow<T, false>(x + r * d, dy + r * d, gamma, dx + r * d, d, rstd, dgamma, next_x,
+                               next_dy, stream);
+    }
+  }
+  if (stream) hwy::FlushStream();
+}
+
+template <typename T>
+int RmsForward(const ForwardArgs* args) {
+  return RunForward(args, Norm::kRmsNorm, &RmsForwardRows<T>);
+}
+
+template <typename T>
+int RmsBackward(const BackwardArgs* args) {
+  constexpr DType kParam = kIsF32<T> ? DType::kF32 : kIsBf16<T> ? DType::kBF16 : DType::kF16;
+  return RunBackward(args, Norm::kRmsNorm, kParam, &RmsBackwardRows<T>);
+}
+
+}  // namespace
+
+void FillRmsNorm(TargetKernels* out) {
+  out->rms_norm.forward = {&RmsForward<float>, &RmsForward<hwy::bfloat16_t>,
+                           &RmsForward<hwy::float16_t>};
+  out->rms_norm.backward = {&RmsBackward<float>, &RmsBackward<hwy::bfloat16_t>,
+                            &RmsBackward<hwy::float16_t>};
+  out->rms_norm.backward_rows = {&RmsBackwardRows<float>, &RmsBackwardRows<hwy::bfloat16_t>,
+                                 &RmsBackwardRows<hwy::float16_t>};
+}
+
+}  // namespace HWY_NAMESPACE
+}  // namespace lnv::fast
+HWY_AFTER_NAMESPACE();
+
+#if HWY_ONCE
+namespace lnv::fast {
+
+void FillRmsNormKernels(std::int64_t target, TargetKernels* out) {
+  switch (target) {
+#if HWY_TARGETS & HWY_AVX3
+    case HWY_AVX3: N_AVX3::FillRmsNorm(out); return;
+#endif
+#if HWY_TARGETS & HWY_AVX2
+    case HWY_AVX2: N_AVX2::FillRmsNorm(out); return;
+#endif
+#if HWY_TARGETS & HWY_SCALAR
+    case HWY_SCALAR: N_SCALAR::FillRmsNorm(out); return;
+#endif
+    default: return;
+  }
+}
+
+}  // namespace lnv::fast
+#endif  // HWY_ONCE

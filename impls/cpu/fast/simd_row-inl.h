@@ -1,0 +1,361 @@
+// Per-target building blocks of the fast CPU kernels, written with Highway
+// (compiled once per target by the translation units that include it after
+// hwy/foreach_target.h): storage conversions, the tree-shaped row sums of
+// reduction_shape.h, and the helpers of the rescaled path (row_scaling.h).
+//
+// Conversions (the warning holds for the Highway in Debian 12,
+// libhwy 1.0.3: its DemoteTo to bfloat16 TRUNCATES on every x86 target, and
+// its scalar-target DemoteTo to float16 truncates too and mishandles
+// overflow; the tests show both). So:
+//   * loads: bf16/f16 -> f32 with Highway's PromoteTo on AVX2/AVX-512
+//     (exact: a shift, and F16C's vcvtph2ps), Eigen's types on the scalar
+//     target;
+//   * f16 stores: Highway's DemoteTo on AVX2/AVX-512, i.e. F16C's vcvtps2ph
+//     with the immediate rounding mode round-to-nearest-even;
+//   * bf16 stores: DemoteToBf16Rne below, the usual integer form of
+//     round-to-nearest-even (add 0x7FFF plus the result's lowest bit, keep
+//     the high half; NaNs are quieted, never rounded into infinity), since
+//     Highway has no rounding bf16 demotion and Eigen's vectorized one cannot
+//     be called from Highway's per-target code;
+//   * the scalar target converts with Eigen::bfloat16 / Eigen::half (RNE).
+// Each path is checked against the oracle's rounding, bit for bit
+// (fast_conversions_test.cc).
+#if defined(LNV_IMPLS_CPU_FAST_SIMD_ROW_INL_H_) == defined(HWY_TARGET_TOGGLE)
+#ifdef LNV_IMPLS_CPU_FAST_SIMD_ROW_INL_H_
+#undef LNV_IMPLS_CPU_FAST_SIMD_ROW_INL_H_
+#else
+#define LNV_IMPLS_CPU_FAST_SIMD_ROW_INL_H_
+#endif
+
+#include <Eigen/Core>
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <type_traits>
+
+#include <hwy/cache_control.h>
+#include <hwy/highway.h>
+
+#include "impls/cpu/fast/reduction_shape.h"
+#include "impls/cpu/fast/row_scaling.h"
+
+HWY_BEFORE_NAMESPACE();
+namespace lnv::fast {
+namespace HWY_NAMESPACE {
+
+namespace hn = hwy::HWY_NAMESPACE;
+
+using DF = hn::ScalableTag<float>;
+using VF = hn::Vec<DF>;
+
+// The widest vector holds 16 floats: sizes of stack buffers for partial
+// vectors and for the final lane sums.
+inline constexpr std::int64_t kMaxLanes = 16;
+
+template <typename T>
+inline constexpr bool kIsF32 = std::is_same_v<T, float>;
+template <typename T>
+inline constexpr bool kIsBf16 = std::is_same_v<T, hwy::bfloat16_t>;
+
+// ---- Conversions ----
+
+// Scalar target: through Eigen's types (RNE); bit patterns move as uint16.
+template <typename T>
+using EigenNarrow = std::conditional_t<kIsBf16<T>, Eigen::bfloat16, Eigen::half>;
+
+template <typename T>
+HWY_INLINE float NarrowToFloat(const T* p) {
+  std::uint16_t bits;
+  std::memcpy(&bits, p, sizeof(bits));
+  return static_cast<float>(Eigen::numext::bit_cast<EigenNarrow<T>>(bits));
+}
+template <typename T>
+HWY_INLINE void FloatToNarrow(float f, T* p) {
+  const auto bits = Eigen::numext::bit_cast<std::uint16_t>(EigenNarrow<T>(f));
+  std::memcpy(p, &bits, sizeof(bits));
+}
+
+#if HWY_TARGET != HWY_SCALAR
+// Round-to-nearest-even f32 -> bf16 (see the header comment).
+HWY_INLINE hn::Vec<hn::Rebind<hwy::bfloat16_t, DF>> DemoteToBf16Rne(DF df, VF v) {
+  const hn::RebindToUnsigned<DF> du32;
+  const hn::RebindToSigned<DF> di32;
+  const hn::Rebind<std::uint16_t, DF> du16;
+  const hn::Rebind<hwy::bfloat16_t, DF> dbf;
+  const auto bits = hn::BitCast(du32, v);
+  const auto lowest_kept = hn::And(hn::ShiftRight<16>(bits), hn::Set(du32, 1u));
+  const auto rounded = hn::Add(bits, hn::Add(hn::Set(du32, 0x7FFFu), lowest_kept));
+  const auto quiet_nan = hn::Or(bits, hn::Set(du32, 0x00400000u));
+  const auto out = hn::IfThenElse(hn::RebindMask(du32, hn::IsNaN(v)), quiet_nan, rounded);
+  (void)df;
+  return hn::BitCast(dbf, hn::DemoteTo(du16, hn::BitCast(di32, hn::ShiftRight<16>(out))));
+}
+#endif
+
+// Lanes(df) elements of T at p, as floats (exact).
+template <typename T>
+HWY_INLINE VF LoadF32(DF df, const T* HWY_RESTRICT p) {
+  if constexpr (kIsF32<T>) {
+    return hn::LoadU(df, p);
+  } else {
+#if HWY_TARGET == HWY_SCALAR
+    return hn::Set(df, NarrowToFloat(p));
+#else
+    return hn::PromoteTo(df, hn::LoadU(hn::Rebind<T, DF>(), p));
+#endif
+  }
+}
+
+// n < Lanes(df) elements, zero beyond them. Never reads past p + n.
+template <typename T>
+HWY_NOINLINE VF LoadF32Partial(DF df, const T* HWY_RESTRICT p, std::int64_t n) {
+  T buf[kMaxLanes] = {};
+  std::memcpy(buf, p, sizeof(T) * static_cast<std::size_t>(n));
+  return LoadF32(df, buf);
+}
+
+// Loads elements [i, i + n) of a row: a whole vector or a zero-padded tail.
+template <typename T>
+HWY_INLINE VF LoadAt(DF df, const T* HWY_RESTRICT row, std::int64_t i, std::int64_t n) {
+  return n == static_cast<std::int64_t>(hn::Lanes(df)) ? LoadF32(df, row + i)
+                                                       : LoadF32Partial(df, row + i, n);
+}
+
+// Rounds each lane once (RNE) into T and stores Lanes(df) elements at p.
+template <typename T>
+HWY_INLINE void StoreF32As(DF df, VF v, T* HWY_RESTRICT p) {
+  if constexpr (kIsF32<T>) {
+    hn::StoreU(v, df, p);
+  } else {
+#if HWY_TARGET == HWY_SCALAR
+    FloatToNarrow(hn::GetLane(v), p);
+#else
+    const hn::Rebind<T, DF> dt;
+    if constexpr (kIsBf16<T>) {
+      hn::StoreU(DemoteToBf16Rne(df, v), dt, p);
+    } else {
+      hn::StoreU(hn::DemoteTo(dt, v), dt, p);
+    }
+#endif
+  }
+}
+
+// The first n < Lanes(df) lanes only. Never writes past p + n.
+template <typename T>
+HWY_NOINLINE void StoreF32AsPartial(DF df, VF v, T* HWY_RESTRICT p, std::int64_t n) {
+  T buf[kMaxLanes];
+  StoreF32As(df, v, buf);
+  std::memcpy(p, buf, sizeof(T) * static_cast<std::size_t>(n));
+}
+
+template <typename T>
+HWY_INLINE void StoreAt(DF df, VF v, T* HWY_RESTRICT row, std::int64_t i, std::int64_t n) {
+  if (n == static_cast<std::int64_t>(hn::Lanes(df))) {
+    StoreF32As(df, v, row + i);
+  } else {
+    StoreF32AsPartial(df, v, row + i, n);
+  }
+}
+
+// The same with a non-temporal store; p must be aligned to the stored
+// vector's size (Lanes(df) * sizeof(T) bytes).
+template <typename T>
+HWY_INLINE void StreamF32As(DF df, VF v, T* HWY_RESTRICT p) {
+#if HWY_TARGET == HWY_SCALAR
+  StoreF32As(df, v, p);
+#else
+  if constexpr (kIsF32<T>) {
+    hn::Stream(v, df, p);
+  } else {
+    const hn::Rebind<T, DF> dt;
+    if constexpr (kIsBf16<T>) {
+      hn::Stream(DemoteToBf16Rne(df, v), dt, p);
+    } else {
+      hn::Stream(hn::DemoteTo(dt, v), dt, p);
+    }
+  }
+#endif
+}
+
+// Writes out[0, d), out[i .. i + n) = at(i, n), n <= Lanes. With `stream`,
+// the whole vectors go out with non-temporal stores (a head of < Lanes
+// elements first, with ordinary stores, to reach the alignment they need):
+// for outputs too large to stay in cache, they save the read-for-ownership
+// of every output line. Which stores are used never changes a value.
+template <typename T, class At>
+HWY_INLINE void WriteRow(DF df, T* HWY_RESTRICT out, std::int64_t d, bool stream, const At& at) {
+  const std::int64_t lanes = static_cast<std::int64_t>(hn::Lanes(df));
+  std::int64_t i = 0;
+  const auto addr = reinterpret_cast<std::uintptr_t>(out);
+  if (stream && lanes > 1 && addr % sizeof(T) == 0) {
+    const std::uintptr_t bytes = sizeof(T) * static_cast<std::uintptr_t>(lanes);
+    const auto head = std::min<std::int64_t>(
+        d, static_cast<std::int64_t>((bytes - addr % bytes) % bytes / sizeof(T)));
+    if (head > 0) StoreF32AsPartial(df, at(0, head), out, head);
+    for (i = head; i + lanes <= d; i += lanes) StreamF32As(df, at(i, lanes), out + i);
+  }
+  for (; i + lanes <= d; i += lanes) StoreF32As(df, at(i, lanes), out + i);
+  if (i < d) StoreF32AsPartial(df, at(i, d - i), out + i, d - i);
+}
+
+// Calls whose outputs are at least this large use streaming stores.
+inline constexpr std::int64_t kStreamingStoreBytes = std::int64_t{8} << 20;
+
+// Asks for the line holding p in L2 (the next row, while this one is worked
+// on from L1: it keeps the memory busy between the rows' streams).
+template <typename T>
+HWY_INLINE void PrefetchToL2(const T* p) {
+  __builtin_prefetch(p, 0, 2);
+}
+
+// ---- Tree-shaped row sums (reduction_shape.h) ----
+
+static_assert(kAccumulators == 4, "TreeSums merges exactly four accumulators");
+
+template <std::size_t K>
+struct Columns {
+  VF v[K][kAccumulators];
+};
+
+// Blocks [lo, hi) merged in a balanced binary tree, with the split rule of
+// scalar_common.h's PairwiseReduce: depth ceil(log2(hi - lo)).
+template <std::size_t K, class Leaf>
+Columns<K> MergeBlocks(std::int64_t lo, std::int64_t hi, const Leaf& leaf) {
+  if (hi - lo == 1) return leaf(lo);
+  const std::int64_t mid = lo + (hi - lo + 1) / 2;
+  Columns<K> a = MergeBlocks<K>(lo, mid, leaf);
+  const Columns<K> b = MergeBlocks<K>(mid, hi, leaf);
+  for (std::size_t s = 0; s < K; ++s) {
+    for (std::int64_t c = 0; c < kAccumulators; ++c) a.v[s][c] = hn::Add(a.v[s][c], b.v[s][c]);
+  }
+  return a;
+}
+
+// Lanes [lo, hi) summed in a balanced binary tree (the same split).
+inline float PairwiseLanes(const float* lanes, std::int64_t lo, std::int64_t hi) {
+  if (hi - lo == 1) return lanes[lo];
+  const std::int64_t mid = lo + (hi - lo + 1) / 2;
+  return PairwiseLanes(lanes, lo, mid) + PairwiseLanes(lanes, mid, hi);
+}
+
+// K sums over a row of d elements in the shape of reduction_shape.h.
+// term(i, n, t) sets t[s] to the s-th term vector for elements [i, i + n)
+// (n <= Lanes; lanes >= n must be zero). It is called exactly once per vector
+// position, in row order within a block, so it may have side effects.
+template <std::size_t K, class Term>
+HWY_INLINE void TreeSums(DF df, std::int64_t d, const Term& term, float* out) {
+  const std::int64_t lanes = static_cast<std::int64_t>(hn::Lanes(df));
+  const std::int64_t step = kAccumulators * lanes;
+  const std::int64_t block = kStepsPerBlock * step;
+  const auto leaf = [&](std::int64_t b) {
+    Columns<K> c;
+    for (std::size_t s = 0; s < K; ++s) {
+      for (std::int64_t a = 0; a < kAccumulators; ++a) c.v[s][a] = hn::Zero(df);
+    }
+    const std::int64_t begin = b * block;
+    const std::int64_t end = std::min(begin + block, d);
+    std::int64_t i = begin;
+    VF t[K];
+    for (; i + step <= end; i += step) {
+      for (std::int64_t a = 0; a < kAccumulators; ++a) {
+        term(i + a * lanes, lanes, t);
+        for (std::size_t s = 0; s < K; ++s) c.v[s][a] = hn::Add(c.v[s][a], t[s]);
+      }
+    }
+    for (std::int64_t a = 0; i < end; i += lanes, ++a) {
+      term(i, std::min(lanes, end - i), t);
+      for (std::size_t s = 0; s < K; ++s) c.v[s][a] = hn::Add(c.v[s][a], t[s]);
+    }
+    return c;
+  };
+  const Columns<K> total = MergeBlocks<K>(0, (d + block - 1) / block, leaf);
+  for (std::size_t s = 0; s < K; ++s) {
+    const VF v = hn::Add(hn::Add(total.v[s][0], total.v[s][1]),
+                         hn::Add(total.v[s][2], total.v[s][3]));
+    HWY_ALIGN float lane_values[kMaxLanes];
+    hn::Store(v, df, lane_values);
+    out[s] = PairwiseLanes(lane_values, 0, lanes);
+  }
+}
+
+// Zeroes lanes >= n of a tail term (n == Lanes: unchanged).
+HWY_INLINE VF KeepFirst(DF df, VF v, std::int64_t n) {
+  return n == static_cast<std::int64_t>(hn::Lanes(df))
+             ? v
+             : hn::IfThenElseZero(hn::FirstN(df, static_cast<std::size_t>(n)), v);
+}
+
+// ---- The rescaled path (row_scaling.h) ----
+
+// Sum of the lanes of v, any order (only tested for NaN).
+HWY_INLINE float AnyOrderSum(DF df, VF v) {
+  HWY_ALIGN float lane_values[kMaxLanes];
+  hn::Store(v, df, lane_values);
+  float s = 0.f;
+  for (std::size_t i = 0; i < hn::Lanes(df); ++i) s += lane_values[i];
+  return s;
+}
+
+// False when the row holds a NaN or an infinity: x - x is 0 for every finite
+// x and NaN otherwise, and a NaN survives any sum.
+template <typename T>
+HWY_NOINLINE bool RowIsFinite(DF df, const T* HWY_RESTRICT x, std::int64_t d) {
+  const std::int64_t lanes = static_cast<std::int64_t>(hn::Lanes(df));
+  VF acc = hn::Zero(df);
+  for (std::int64_t i = 0; i < d; i += lanes) {
+    const VF v = LoadAt(df, x, i, std::min(lanes, d - i));
+    acc = hn::Add(acc, hn::Sub(v, v));
+  }
+  return !std::isnan(AnyOrderSum(df, acc));
+}
+
+// max_i |x_i| of a finite row.
+template <typename T>
+HWY_NOINLINE float RowMaxAbs(DF df, const T* HWY_RESTRICT x, std::int64_t d) {
+  const std::int64_t lanes = static_cast<std::int64_t>(hn::Lanes(df));
+  VF acc = hn::Zero(df);
+  for (std::int64_t i = 0; i < d; i += lanes) {
+    acc = hn::Max(acc, hn::Abs(LoadAt(df, x, i, std::min(lanes, d - i))));
+  }
+  HWY_ALIGN float lane_values[kMaxLanes];
+  hn::Store(acc, df, lane_values);
+  return *std::max_element(lane_values, lane_values + lanes);
+}
+
+// The power of two a finite row with largest magnitude max_abs is scaled by.
+inline float ForwardScale(float max_abs) {
+  if (!(max_abs > 0.f)) return 1.f;
+  return std::ldexp(1.f, std::min(0, kScaledExponent - std::ilogb(max_abs)));
+}
+
+// rstd in scaled units, in double (row_scaling.h).
+inline float ScaledRstd(float var_s, float eps, float scale) {
+  const double q = static_cast<double>(var_s) +
+                   static_cast<double>(eps) * static_cast<double>(scale) * static_cast<double>(scale);
+  return static_cast<float>(1.0 / std::sqrt(q));
+}
+
+// The backward's scale for a stored rstd (row_scaling.h); 1 when the row
+// needs none or its rstd is not a positive finite number.
+inline float BackwardScale(float rstd) {
+  if (!(rstd > 0.f) || !(rstd < std::ldexp(1.f, -kBackwardRstdExponent))) return 1.f;
+  return std::ldexp(1.f, std::ilogb(rstd) + kBackwardRstdExponent);
+}
+
+// Row statistics as the kernels use them: the stored forms and the forms in
+// scaled units (equal when scale = 1).
+struct RowStats {
+  float mean = 0.f;    // stored; 0 for RMSNorm
+  float rstd = 0.f;    // stored
+  float scale = 1.f;   // power of two x is multiplied by
+  float mean_s = 0.f;  // mean * scale
+  float rstd_s = 0.f;  // rstd / scale
+};
+
+}  // namespace HWY_NAMESPACE
+}  // namespace lnv::fast
+HWY_AFTER_NAMESPACE();
+
+#endif  // include guard (toggled per target)

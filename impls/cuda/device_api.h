@@ -19,7 +19,8 @@ int DeviceForward(DType dtype, Norm norm, const ForwardArgs* device_args, void* 
 // Allocates its dgamma/dbeta partials on `stream` (cudaMallocAsync).
 int DeviceBackward(DType dtype, Norm norm, const BackwardArgs* device_args, void* stream);
 
-// True when a CUDA device can run the kernels now (checked once).
+// True when a CUDA device of compute capability 8.0 or later is usable now
+// (checked once).
 bool DeviceAvailable();
 
 // out[i] = the kernels' own store of in[i] into dtype (storage.h's FromFloat

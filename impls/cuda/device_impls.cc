@@ -105,14 +105,18 @@ int HostBackward(const BackwardArgs* a) {
 
 }  // namespace
 
+// The kernels are built for sm_80 and sm_90 with PTX, so they run on compute
+// capability 8.0 and later (newer GPUs JIT the PTX); older devices cannot.
 bool DeviceAvailable() {
   static const bool available = [] {
-    int count = 0;
-    if (cudaGetDeviceCount(&count) != cudaSuccess) {
+    int count = 0, device = 0, major = 0;
+    if (cudaGetDeviceCount(&count) != cudaSuccess || count < 1 ||
+        cudaGetDevice(&device) != cudaSuccess ||
+        cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device) != cudaSuccess) {
       cudaGetLastError();  // no driver or no device: clear the error, report none
       return false;
     }
-    return count > 0;
+    return major >= 8;
   }();
   return available;
 }

@@ -1,6 +1,8 @@
 # Project-wide compile options. Kernels must not have their float expressions
 # contracted into FMAs behind their backs: the bound models count roundings.
-add_compile_options(-Wall -Wextra -ffp-contract=off)
+# C++ only: nvcc takes host-compiler options through -Xcompiler (LnvCuda.cmake).
+add_compile_options($<$<COMPILE_LANGUAGE:CXX>:-Wall> $<$<COMPILE_LANGUAGE:CXX>:-Wextra>
+                    $<$<COMPILE_LANGUAGE:CXX>:-ffp-contract=off>)
 
 # lnv_add_test(NAME LABEL SOURCES... LIBS ...): a gtest binary beside what it
 # tests, registered with ctest under LABEL (unit, property, fuzz-regression, gpu).

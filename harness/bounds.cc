@@ -58,6 +58,25 @@ double StoreRounding(const BoundModel& m, FloatFormat to, double magnitude) {
   return 0.5 * FormatUlp(magnitude, to);
 }
 
+// Leaves of at most `leaf` elements, `leaves` of them non-empty, merged in a
+// tree of depth `levels`: serial is one leaf of d elements.
+struct TreeShape {
+  std::int64_t leaf = 1;
+  std::int64_t leaves = 1;
+  std::int64_t levels = 0;
+};
+TreeShape ShapeOf(const BoundModel& m, std::int64_t d) {
+  if (m.reduction == Reduction::kTree && m.chunk > 0 && m.chunk < d) {
+    const std::int64_t parts = (d + m.chunk - 1) / m.chunk;
+    return {m.chunk, parts, CeilLog2(parts)};
+  }
+  if (m.reduction == Reduction::kLanes && m.lane_shape != nullptr && d > 1) {
+    const LaneShape s = m.lane_shape(d);
+    return {std::min(s.leaf, d), s.leaves, s.levels};
+  }
+  return {std::max<std::int64_t>(d, 1), 1, 0};
+}
+
 struct StatsError {
   double mean_err = 0.0;
   double var_err = 0.0;
@@ -157,12 +176,18 @@ StatsError OnePassError(const BoundModel& m, const RowInput& row) {
 //   Delta <= (1 + gamma_s) |S_hat - S|/d + gamma_s s2 + eta.
 // The cross terms 2 E sigma are the kappa u behaviour: E ~ d u |mu|, so
 // 2 E sigma / s2 ~ 2 d u kappa (the two-pass has (d u kappa)^2 there instead).
+//
+// A kLanes reduction (registry.h: GPU lanes, each serial, then shuffles) is
+// the same computation with leaves of at most c = leaf elements, P = leaves
+// non-empty leaves and at most L = levels non-empty merges on any path: the
+// argument above uses only those three numbers (a leaf of n <= c elements is
+// within E_leaf(c), which grows with c; a merge with an empty leaf is exact).
 StatsError WelfordError(const BoundModel& m, const RowInput& row) {
   const std::int64_t d = row.d;
-  const bool tree = m.reduction == Reduction::kTree && m.chunk > 0 && m.chunk < d;
-  const std::int64_t c = tree ? m.chunk : d;
-  const std::int64_t parts = (d + c - 1) / c;
-  const int levels = CeilLog2(parts);
+  const TreeShape shape = ShapeOf(m, d);
+  const std::int64_t c = shape.leaf;
+  const std::int64_t parts = shape.leaves;
+  const int levels = static_cast<int>(shape.levels);
   const double u = U(m);
   const double eta = Eta(m);
   const double big_m = row.max_abs;
@@ -258,6 +283,7 @@ BoundModel ModelFor(const ImplInfo& impl) {
   m.algorithm = impl.bound_algorithm;
   m.reduction = impl.reduction;
   m.chunk = impl.chunk;
+  m.lane_shape = impl.lane_shape;
   m.acc = FormatOf(impl.acc_dtype);
   m.out = FormatOf(impl.x_dtype);
   m.param = FormatOf(impl.param_dtype);
@@ -281,6 +307,10 @@ std::int64_t ChainLength(const BoundModel& model, std::int64_t n) {
   if (model.reduction == Reduction::kTree && model.chunk > 0) {
     const std::int64_t parts = (n + model.chunk - 1) / model.chunk;
     return std::min(n - 1, model.chunk + CeilLog2(parts));
+  }
+  if (model.reduction == Reduction::kLanes && model.lane_shape != nullptr) {
+    const LaneShape s = model.lane_shape(n);
+    return std::min(n - 1, s.leaf + s.levels);
   }
   return n - 1;
 }

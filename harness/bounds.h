@@ -39,6 +39,7 @@ struct BoundModel {
   Algorithm algorithm = Algorithm::kTwoPass;
   Reduction reduction = Reduction::kSerial;
   std::int64_t chunk = 0;         // leaf size of a kTree reduction
+  LaneShapeFn lane_shape = nullptr;  // a kLanes reduction's tree (registry.h)
   FloatFormat acc = kBinary32;    // the accumulation format (u_c = 2^-p)
   FloatFormat out = kBinary32;    // y and dx: the x dtype
   FloatFormat param = kBinary32;  // dgamma, dbeta: the param dtype
@@ -60,7 +61,9 @@ double Gamma(const BoundModel& model, double k);
 
 // Longest rounding chain of a sum of n terms in the model's reduction shape:
 // serial n - 1; tree min(n - 1, chunk + ceil(log2(parts))), parts =
-// ceil(n / chunk). (Any binary summation tree over n terms has depth <= n - 1.)
+// ceil(n / chunk); lanes min(n - 1, leaf + levels) of lane_shape(n) (serial
+// when lane_shape is null). (Any binary summation tree over n terms has depth
+// <= n - 1.)
 std::int64_t ChainLength(const BoundModel& model, std::int64_t n);
 
 // phi such that a sum of n terms t_i, computed in the model's shape, is

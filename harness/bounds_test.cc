@@ -383,6 +383,93 @@ TEST(Bounds, HoldForSimulatedFloatAlgorithmsOnRandomAndLargeMeanRows) {
   }
 }
 
+// A kLanes kernel (GPU lanes, then shuffles) as the tests below simulate it:
+// 32 lanes take granules of 4 elements round-robin, each lane runs Welford
+// serially, then a shuffle tree (offsets 16 .. 1) merges lane i + o into lane i.
+constexpr std::int64_t kSimLanes = 32, kSimGranule = 4;
+LaneShape SimLaneShape(std::int64_t d) {
+  const std::int64_t granules = (d + kSimGranule - 1) / kSimGranule;
+  LaneShape s;
+  s.leaves = std::min(kSimLanes, granules);
+  s.leaf = std::min(d, kSimGranule * ((granules + kSimLanes - 1) / kSimLanes));
+  s.levels = 0;
+  while ((std::int64_t{1} << s.levels) < s.leaves) ++s.levels;
+  return s;
+}
+Computed SimWelfordLanes(const std::vector<float>& x, float eps) {
+  const auto d = static_cast<std::int64_t>(x.size());
+  std::vector<WState> lane(kSimLanes);
+  for (std::int64_t g = 0; g * kSimGranule < d; ++g) {
+    WState& s = lane[g % kSimLanes];
+    for (std::int64_t i = g * kSimGranule; i < std::min(d, (g + 1) * kSimGranule); ++i) {
+      s.n += 1;
+      const float delta = x[i] - s.mean;
+      s.mean = s.mean + delta / s.n;
+      s.m2 = s.m2 + delta * (x[i] - s.mean);
+    }
+  }
+  for (std::int64_t o = kSimLanes / 2; o >= 1; o /= 2) {
+    for (std::int64_t i = 0; i < o; ++i) {
+      if (lane[i + o].n == 0) continue;  // merging an empty lane is exact
+      lane[i] = lane[i].n == 0 ? lane[i + o] : SimMerge(lane[i], lane[i + o]);
+    }
+  }
+  const float var = lane[0].m2 / static_cast<float>(d);
+  return {lane[0].mean, var, 1.0f / std::sqrt(var + eps)};
+}
+
+TEST(Bounds, ALanesChainIsTheKernelsLeafPlusLevels) {
+  BoundModel m = F32Model(Algorithm::kWelford);
+  m.reduction = Reduction::kLanes;
+  m.lane_shape = &SimLaneShape;
+  EXPECT_EQ(ChainLength(m, 1), 0);
+  EXPECT_EQ(ChainLength(m, 3), 2);            // one lane of 3: serial
+  EXPECT_EQ(ChainLength(m, 64), 4 + 4);       // 16 lanes of 4, 4 levels
+  EXPECT_EQ(ChainLength(m, 1024), 32 + 5);    // 32 lanes of 32, 5 levels
+  EXPECT_EQ(ChainLength(m, 4097), 132 + 5);   // 33 granules on lane 0
+  m.lane_shape = nullptr;                     // no shape: no better than serial
+  EXPECT_EQ(ChainLength(m, 1024), 1023);
+}
+
+TEST(Bounds, ALanesShapeThatIsATreeGetsTheTreesBound) {
+  const auto tree_shape = [](std::int64_t d) {
+    LaneShape s;
+    s.leaf = std::min<std::int64_t>(d, 32);
+    s.leaves = (d + 31) / 32;
+    while ((std::int64_t{1} << s.levels) < s.leaves) ++s.levels;
+    return s;
+  };
+  std::mt19937_64 rng(3);
+  for (std::size_t d : {5, 32, 33, 100, 1000}) {
+    BoundModel tree = F32Model(Algorithm::kWelford);
+    tree.reduction = Reduction::kTree;
+    tree.chunk = 32;
+    BoundModel lanes = F32Model(Algorithm::kWelford);
+    lanes.reduction = Reduction::kLanes;
+    lanes.lane_shape = +tree_shape;
+    const RowInput row = ExactRow(RandomRow(rng, d, 10.0, 1.0), 1e-5);
+    EXPECT_EQ(ForwardRowBound(tree, row).var_err, ForwardRowBound(lanes, row).var_err) << d;
+    EXPECT_EQ(ForwardRowBound(tree, row).mean_err, ForwardRowBound(lanes, row).mean_err) << d;
+  }
+}
+
+TEST(Bounds, HoldForASimulatedLanesWelfordOnRandomLargeMeanAndOutlierRows) {
+  std::mt19937_64 rng(11);
+  const float eps = 1e-5f;
+  BoundModel m = F32Model(Algorithm::kWelford);
+  m.reduction = Reduction::kLanes;
+  m.lane_shape = &SimLaneShape;
+  for (std::size_t d : {1, 2, 5, 31, 33, 128, 129, 1000, 4097}) {
+    for (double mu : {0.0, 1.0, 300.0, 3e4}) {
+      for (int rep = 0; rep < 3; ++rep) {
+        std::vector<float> x = RandomRow(rng, d, mu, 1.0);
+        if (rep == 2) x[d / 2] = static_cast<float>(mu + 1e4);  // one outlier
+        ExpectWithin(m, x, eps, SimWelfordLanes(x, eps), "welford_lanes");
+      }
+    }
+  }
+}
+
 TEST(Bounds, HoldForASimulatedTwoPassBackward) {
   // dx of a float two-pass kernel (impls/cpu/scalar_common.h's order) against
   // long-double dx, with the forward's own float mean/rstd.

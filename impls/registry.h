@@ -27,7 +27,20 @@ enum class Algorithm {
 enum class Reduction {
   kSerial,  // left-to-right: longest rounding chain k = d - 1
   kTree,    // serial within chunks of `chunk`, chunks merged pairwise: k = chunk + ceil(log2(parts))
+  kLanes,   // dealt to parallel lanes (GPU threads), each serial, then a merge tree over the
+            // lanes (shuffles): k = leaf + levels, from the kernel's ImplInfo::lane_shape(d)
 };
+
+// The reduction tree of a kLanes kernel for a row of d elements. The kernel
+// guarantees: no lane reduces more than `leaf` elements serially; exactly
+// `leaves` lanes hold an element; merging a lane that holds none is exact; and
+// no element passes through more than `levels` (non-empty) merges.
+struct LaneShape {
+  std::int64_t leaf = 1;
+  std::int64_t leaves = 1;
+  std::int64_t levels = 0;
+};
+using LaneShapeFn = LaneShape (*)(std::int64_t d);
 
 enum class ImplStatus {
   kClaimsBound,      // ours: must meet its bound, CI fails otherwise
@@ -44,6 +57,7 @@ struct ImplInfo {
   Algorithm algorithm = Algorithm::kTwoPass;
   Reduction reduction = Reduction::kSerial;
   std::int64_t chunk = 0;  // leaf size of a kTree reduction
+  LaneShapeFn lane_shape = nullptr;  // a kLanes reduction's tree for each row length
   // The model whose bound the kernel is held to. Equal to `algorithm` except
   // for negative controls, which are held to the bound of what they imitate.
   Algorithm bound_algorithm = Algorithm::kTwoPass;

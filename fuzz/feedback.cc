@@ -127,23 +127,4 @@ void AddOracleFeatures(std::int64_t slow_path, std::int64_t undecided, FeatureSe
   out->Add(kOracle, 1, undecided > 0 ? 1 : 0);
 }
 
-std::string RowClass(const Case& c, const RowStats& stats, std::int64_t row) {
-  std::string s = std::string(NormName(c.norm)) + "/" + std::string(DTypeName(c.dtype)) + "/";
-  const FloatFormat xf = FormatOf(c.dtype);
-  bool nan = false, inf = false, sub = false, top = false;
-  for (std::int64_t i = 0; i < c.d; ++i) {
-    const ValueClass k = ClassOf(c.x[static_cast<std::size_t>(row * c.d + i)], xf);
-    nan |= k == ValueClass::kNaN;
-    inf |= k == ValueClass::kInf;
-    sub |= k == ValueClass::kSubnormal;
-    top |= k == ValueClass::kTopBinade;
-  }
-  if (nan || inf) return s + (nan ? "nan" : "inf");
-  s += sub ? "subnormal" : top ? "huge" : "finite";
-  const int k = KappaBucket(stats);
-  s += k == 61 ? "/constant" : k < 8 ? "/kappa<2^4" : k < 24 ? "/kappa<2^12" : "/kappa>=2^12";
-  s += stats.var < c.eps ? "/eps>s2" : "/eps<=s2";
-  return s;
-}
-
 }  // namespace lnv::fuzz

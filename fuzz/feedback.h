@@ -10,7 +10,6 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <string>
 #include <vector>
 
 #include "harness/judge.h"
@@ -63,11 +62,6 @@ void AddInputFeatures(const Case& c, const std::vector<RowStats>& stats, Feature
 // ULP bucket, bound-use bucket; and whether the oracle needed its exact path.
 void AddJudgementFeatures(std::size_t slot, const Judgement& j, FeatureSet* out);
 void AddOracleFeatures(std::int64_t slow_path, std::int64_t undecided, FeatureSet* out);
-
-// A coarse class of a row for de-duplicating findings, e.g.
-// "layer_norm/f32/finite/kappa>=2^20/eps<s2": what a second finding with the
-// same kernel, verdict and class most likely shares with the first.
-std::string RowClass(const Case& c, const RowStats& stats, std::int64_t row);
 
 }  // namespace lnv::fuzz
 

@@ -104,20 +104,5 @@ TEST(Feedback, InputFeaturesSeeSpecialsThatFiniteRowsLack) {
   for (std::uint32_t id : b.ids()) EXPECT_LT(id, kFeatureSpace);
 }
 
-TEST(Feedback, RowClassesNameSpecialsConditionAndEpsRegime) {
-  Case c;
-  c.d = 2;
-  c.rows = 2;
-  c.eps = 1e-5;
-  c.x = {std::numeric_limits<double>::quiet_NaN(), 1.0, 1e4, 1e4 + 1};
-  RowStats nan_row;
-  nan_row.finite = false;
-  EXPECT_EQ(RowClass(c, nan_row, 0), "layer_norm/f32/nan");
-  RowStats big;
-  big.mean = 1e4;
-  big.var = 0.25;
-  EXPECT_EQ(RowClass(c, big, 1), "layer_norm/f32/finite/kappa>=2^12/eps<=s2");
-}
-
 }  // namespace
 }  // namespace lnv::fuzz

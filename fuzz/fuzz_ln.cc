@@ -2,7 +2,9 @@
 // a fuzzing engine (the clang `fuzz` preset, or $LIB_FUZZING_ENGINE under
 // OSS-Fuzz/ClusterFuzzLite); the g++ build replays the same inputs with
 // fuzz_ln_replay instead. Usage: see kUsage (fuzz_ln --help).
+#include <algorithm>
 #include <chrono>
+#include <ctime>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -35,15 +37,20 @@ constexpr const char* kUsage =
     "  LNV_PLUGINS=P1:P2       plugin kernels to add to the registry\n"
     "  LNV_FUZZ_MAX_D=N        largest row length d (default 4096, at most 65535)\n"
     "  LNV_FUZZ_CASES_DIR=DIR  where case files go (default lnv-cases)\n"
+    "  LNV_FUZZ_KNOWN_FINDINGS=FILE  open findings that are recorded, not trapped\n"
+    "                          (fuzz/known_findings.txt; format: fuzz/known_findings.h)\n"
     "  LNV_FUZZ_PREWRITE=1     write each kernel's case before running it (crash\n"
     "                          conversion: a crash or hang leaves the case behind)\n"
-    "  LNV_FUZZ_STATS=1        print time spent in the oracle and kernels at exit\n"
+    "  LNV_FUZZ_KEEP_GOING=1   write each distinct finding's case once and keep\n"
+    "                          fuzzing instead of stopping (exploration, timing)\n"
+    "  LNV_FUZZ_STATS=1        print exec/s and the oracle's share of the time at exit\n"
     "\n"
     "Useful libFuzzer flags: -dict=fuzz/fuzz_ln.dict -max_len=16384 -seed=N\n"
     "-max_total_time=S -runs=N -fork=N -ignore_crashes=1 -help=1 (all flags).\n"
     "Exit status: 0 nothing found, 1 a finding, 2 bad usage.\n";
 
 lnv::fuzz::FuzzConfig* g_config = nullptr;
+bool g_keep_going = false;
 
 // One counter per feature (fuzz/feedback.h). libFuzzer reads this section
 // as extra coverage and clears it before every input.
@@ -59,11 +66,13 @@ struct Totals {
 void PrintStats() {
   const double wall =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - g_totals.start).count();
+  const double cpu = static_cast<double>(std::clock()) / CLOCKS_PER_SEC;
   std::fprintf(stderr,
-               "fuzz_ln stats: %lld inputs in %.1f s (%.0f exec/s), %lld kernel runs, %.1f elements/input;"
-               " time in the target %.1f s: oracle %.1f s (%.0f%% of the target, %.0f%% of wall),"
-               " kernels+judge %.1f s (%.0f%%)\n",
-               static_cast<long long>(g_totals.inputs), wall, g_totals.inputs / std::max(wall, 1e-9),
+               "fuzz_ln stats: %lld inputs in %.1f s wall, %.1f s CPU (%.0f exec/s, %.0f per CPU second),"
+               " %lld kernel runs, %.1f elements/input; time in the target %.1f s: oracle %.1f s"
+               " (%.0f%% of the target, %.0f%% of wall), kernels+judge %.1f s (%.0f%%)\n",
+               static_cast<long long>(g_totals.inputs), wall, cpu, g_totals.inputs / std::max(wall, 1e-9),
+               g_totals.inputs / std::max(cpu, 1e-9),
                static_cast<long long>(g_totals.kernels),
                static_cast<double>(g_totals.elements) / std::max<std::int64_t>(1, g_totals.inputs),
                g_totals.in_target, g_totals.oracle, 100 * g_totals.oracle / std::max(g_totals.in_target, 1e-9),
@@ -109,6 +118,7 @@ extern "C" int LLVMFuzzerInitialize(int* argc, char*** argv) {
                                             : ("LNV_FUZZ_IMPLS=" + g_config->impls_glob).c_str(),
                g_config->decode.signatures.size(), static_cast<long long>(g_config->decode.max_d),
                g_config->cases_dir.c_str());
+  if (const char* s = std::getenv("LNV_FUZZ_KEEP_GOING"); s != nullptr) g_keep_going = std::string(s) == "1";
   if (const char* s = std::getenv("LNV_FUZZ_STATS"); s != nullptr && std::string(s) == "1") {
     std::atexit(PrintStats);
   }
@@ -127,15 +137,19 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   for (std::uint32_t id : r.features.ids()) g_feature_counters[id] = 1;
 
   bool trap = false;
-  static std::set<std::string> recorded;  // observed findings, once per key
+  static std::set<std::string> recorded;  // findings that do not trap, once per key
   for (const lnv::fuzz::Finding& f : r.findings) {
-    if (!f.traps && !recorded.insert(f.key).second) continue;
+    const bool traps = f.traps && !g_keep_going;
+    if (!traps && !recorded.insert(f.key).second) continue;
     std::string error;
     const std::string path = lnv::fuzz::WriteFindingCase(*g_config, f, &error);
     if (path.empty()) std::fprintf(stderr, "fuzz_ln: cannot write the case file: %s\n", error.c_str());
-    std::fprintf(stderr, "%s%s", lnv::fuzz::FormatFinding(f, path).c_str(),
-                 f.traps ? "" : "(observed kernel: recorded, not trapped)\n");
-    trap |= f.traps;
+    const std::string note = traps                ? ""
+                             : f.traps            ? "(LNV_FUZZ_KEEP_GOING: recorded, not trapped)\n"
+                             : !f.known.empty()   ? "(known finding: " + f.known + "; recorded, not trapped)\n"
+                                                  : "(observed kernel: recorded, not trapped)\n";
+    std::fprintf(stderr, "%s%s", lnv::fuzz::FormatFinding(f, path).c_str(), note.c_str());
+    trap |= traps;
   }
   if (trap) {
     std::fflush(stderr);

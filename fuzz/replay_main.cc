@@ -27,7 +27,8 @@ constexpr const char* kUsage =
     "           agree bit for bit); a case whose kernel is '-' gets only the latter.\n"
     "  other    a fuzz_ln input, judged exactly as fuzz_ln judges it.\n"
     "The kernel selection and limits come from the same environment as fuzz_ln\n"
-    "(LNV_FUZZ_IMPLS, LNV_PLUGINS, LNV_FUZZ_MAX_D). Case files of findings go to\n"
+    "(LNV_FUZZ_IMPLS, LNV_PLUGINS, LNV_FUZZ_MAX_D, LNV_FUZZ_KNOWN_FINDINGS). Case\n"
+    "files of findings go to\n"
     "LNV_FUZZ_CASES_DIR (default lnv-cases).\n"
     "\n"
     "Exit status: 0 every file as expected, 1 a finding, 2 bad usage or an\n"
@@ -97,7 +98,10 @@ int ReplayInput(const lnv::fuzz::FuzzConfig& config, const std::string& path) {
   const lnv::fuzz::RunResult r = lnv::fuzz::RunInput(config, bytes.data(), bytes.size());
   int rc = 0;
   for (const lnv::fuzz::Finding& f : r.findings) {
-    if (!f.traps) continue;
+    if (!f.traps) {
+      std::cout << "known " << f.key << (f.known.empty() ? "" : ": " + f.known) << "\n";
+      continue;
+    }
     std::string error;
     const std::string written = lnv::fuzz::WriteFindingCase(config, f, &error);
     std::cout << lnv::fuzz::FormatFinding(f, written);

@@ -9,8 +9,10 @@
 #include <cstring>
 #include <ctime>
 #include <filesystem>
+#include <optional>
 #include <sstream>
 
+#include "fuzz/finding_class.h"
 #include "harness/formats.h"
 #include "impls/plugin/loader.h"
 
@@ -72,19 +74,6 @@ Output DecidingOutput(const Judgement& j) {
   return best;
 }
 
-// The row whose class names a finding: the failing row for row outputs, the
-// worst-conditioned row for the column sums (dgamma, dbeta).
-std::int64_t ClassRow(const Reference& ref, Output o, std::optional<std::int64_t> worst, std::int64_t d) {
-  if (RowLocal(o) && worst) return RowOf(o, *worst, d);
-  std::int64_t best = 0;
-  for (std::size_t r = 0; r < ref.forward.stats.size(); ++r) {
-    if (KappaBucket(ref.forward.stats[r]) > KappaBucket(ref.forward.stats[static_cast<std::size_t>(best)])) {
-      best = static_cast<std::int64_t>(r);
-    }
-  }
-  return best;
-}
-
 std::string WorstLine(const Case& c, const OutputResult& o) {
   if (!o.worst) return "worst    -";
   const ElementResult* e = nullptr;
@@ -115,14 +104,16 @@ std::string WhyText(const ImplInfo& impl, Verdict v, Output o) {
   return what;
 }
 
-Finding KernelFinding(const ImplInfo& impl, const Case& c, const Reference& ref, const Judgement& j) {
+Finding KernelFinding(const FuzzConfig& config, const ImplInfo& impl, const Case& c, const Reference& ref,
+                      const Judgement& j) {
   Finding f;
   f.kind = FindingKind::kKernel;
   f.kernel = impl.name;
   f.status = impl.status;
-  f.traps = impl.status != ImplStatus::kObserved;
   Output o = DecidingOutput(j);
-  const std::int64_t class_row = ClassRow(ref, o, j[o].worst, c.d);
+  std::optional<std::int64_t> class_row;
+  if (RowLocal(o) && j[o].worst) class_row = RowOf(o, *j[o].worst, c.d);
+  const std::string input_class = FindingClass(c, ref, o, class_row, FormatOf(impl.acc_dtype));
   // Rows are independent: a row output's failure replays from that row alone.
   Case w = c;
   if (c.rows > 1 && RowLocal(o) && j[o].worst) {
@@ -137,9 +128,10 @@ Finding KernelFinding(const ImplInfo& impl, const Case& c, const Reference& ref,
   o = DecidingOutput(shown);
   f.verdict = shown.verdict;
   f.output = o;
-  const std::string row_class = RowClass(c, ref.forward.stats[static_cast<std::size_t>(class_row)], class_row);
   f.key = impl.name + "|" + std::string(VerdictName(f.verdict)) + "|" + std::string(OutputName(o)) + "|" +
-          row_class;
+          input_class;
+  if (const KnownFinding* k = MatchKnownFinding(config.known, f.key)) f.known = k->reason;
+  f.traps = impl.status != ImplStatus::kObserved && f.known.empty();
   f.detail = "kernel   " + impl.name + " (" + std::string(StatusName(impl.status)) + ", bound model " +
              std::string(AlgorithmName(impl.bound_algorithm)) + ")\n" + "verdict  " +
              std::string(VerdictName(f.verdict)) + " on " + std::string(OutputName(o)) + "\n" +
@@ -150,7 +142,8 @@ Finding KernelFinding(const ImplInfo& impl, const Case& c, const Reference& ref,
   f.c.provenance.found_by = "fuzz_ln (libFuzzer differential fuzzing against the oracle)";
   f.c.provenance.family = "fuzz";
   f.c.provenance.why = WhyText(impl, f.verdict, o);
-  f.c.provenance.notes.push_back("input class " + row_class);
+  f.c.provenance.notes.push_back("input class " + input_class);
+  if (!f.known.empty()) f.c.provenance.notes.push_back("known finding: " + f.known);
   f.c.provenance.notes.push_back("result " + Summarize(shown));
   f.c.provenance.notes.push_back("date " + Today());
   return f;
@@ -292,6 +285,10 @@ std::string ConfigFromEnv(FuzzConfig* config) {
   }
   if (const char* v = std::getenv("LNV_FUZZ_CASES_DIR"); v != nullptr && *v != '\0') config->cases_dir = v;
   if (const char* v = std::getenv("LNV_FUZZ_PREWRITE"); v != nullptr) config->prewrite = std::string(v) == "1";
+  if (const char* v = std::getenv("LNV_FUZZ_KNOWN_FINDINGS"); v != nullptr && *v != '\0') {
+    std::string error;
+    if (!ReadKnownFindings(v, &config->known, &error)) return "LNV_FUZZ_KNOWN_FINDINGS: " + error;
+  }
   const char* glob = std::getenv("LNV_FUZZ_IMPLS");
   return SelectKernels(load.impls, glob == nullptr ? "" : glob, config);
 }
@@ -349,7 +346,7 @@ RunResult RunCase(const FuzzConfig& config, const Case& c, const std::vector<con
     ++res.stats.kernels_judged;
     if (!prewritten.empty()) std::filesystem::remove(prewritten);
     AddJudgementFeatures(static_cast<std::size_t>(impl - config.impls.data()), j, &res.features);
-    if (IsFailure(j.verdict)) res.findings.push_back(KernelFinding(*impl, c, ref, j));
+    if (IsFailure(j.verdict)) res.findings.push_back(KernelFinding(config, *impl, c, ref, j));
   }
   return res;
 }

@@ -24,6 +24,7 @@
 
 #include "fuzz/feedback.h"
 #include "fuzz/fuzz_input.h"
+#include "fuzz/known_findings.h"
 #include "harness/case_file.h"
 #include "harness/judge.h"
 #include "impls/registry.h"
@@ -42,6 +43,8 @@ struct FuzzConfig {
   // Write each kernel's case file before running it and delete it after: a
   // kernel that crashes or hangs leaves its case behind (crash conversion).
   bool prewrite = false;
+  // Open findings that are recorded but do not trap (known_findings.h).
+  std::vector<KnownFinding> known;
 };
 
 // The selection: every entry of `all` whose name matches `glob`; with an
@@ -49,9 +52,10 @@ struct FuzzConfig {
 // signatures inputs snap to. Returns "" or why no kernel was selected.
 std::string SelectKernels(const std::vector<ImplInfo>& all, const std::string& glob, FuzzConfig* config);
 
-// Reads LNV_FUZZ_IMPLS, LNV_PLUGINS, LNV_FUZZ_MAX_D, LNV_FUZZ_CASES_DIR and
-// LNV_FUZZ_PREWRITE. Returns "" or a one-line reason (bad value, plugin that
-// did not load, no kernel selected).
+// Reads LNV_FUZZ_IMPLS, LNV_PLUGINS, LNV_FUZZ_MAX_D, LNV_FUZZ_CASES_DIR,
+// LNV_FUZZ_PREWRITE and LNV_FUZZ_KNOWN_FINDINGS (a file). Returns "" or a
+// one-line reason (bad value, unreadable file, plugin that did not load, no
+// kernel selected).
 std::string ConfigFromEnv(FuzzConfig* config);
 
 enum class FindingKind { kKernel, kOracleUndecided, kOracleBackends };
@@ -62,8 +66,9 @@ struct Finding {
   ImplStatus status = ImplStatus::kClaimsBound;
   Verdict verdict = Verdict::kPass;
   Output output = Output::kY;
-  bool traps = true;    // false: recorded only (observed kernels)
-  std::string key;      // de-duplication: kernel|verdict|output|row class
+  bool traps = true;    // false: recorded only (observed kernels, known findings)
+  std::string key;      // de-duplication: kernel|verdict|output|class (finding_class.h)
+  std::string known;    // the reason, when the key is on the known-findings list
   std::string detail;   // worst element, error, bound, summary (lines)
   Case c;               // reduced to the failing row when rows are independent
 };

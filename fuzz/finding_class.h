@@ -15,6 +15,10 @@
 //           range), else ok
 //   kappa   constant (sigma^2 = 0), large (kappa >= 2^12), moderate
 //   eps     dominant (sigma^2 < eps), small
+// A kernel finding's key then adds, for the element that decides the
+// verdict, "/claim:none" when it has no bound (+inf: the model makes no claim
+// there) and "/worst:<kernel>-vs-<exact>", each side nan, inf, zero or finite
+// (the exact side as rounded into the output format).
 #ifndef LNV_FUZZ_FINDING_CLASS_H_
 #define LNV_FUZZ_FINDING_CLASS_H_
 

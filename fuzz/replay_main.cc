@@ -11,7 +11,6 @@
 #include <vector>
 
 #include "fuzz/target.h"
-#include "harness/check.h"
 #include "impls/plugin/loader.h"
 
 namespace {
@@ -21,10 +20,11 @@ constexpr const char* kUsage =
     "\n"
     "Replays without libFuzzer what fuzz_ln runs and finds. Each PATH is a file or\n"
     "a directory (every file below it, sorted; README* and dotfiles skipped):\n"
-    "  *.case   a case file: ln_check's replay of the kernel it names (a\n"
-    "           claims_bound kernel must pass, a negative control must be caught)\n"
-    "           and the oracle's self-checks (never undecided; its two backends\n"
-    "           agree bit for bit); a case whose kernel is '-' gets only the latter.\n"
+    "  *.case   a case file: the kernel it names, judged as fuzz_ln judges it (a\n"
+    "           claims_bound kernel must pass or fail only on a known finding, a\n"
+    "           negative control must be caught), and the oracle's self-checks\n"
+    "           (never undecided; its two backends agree bit for bit); a case\n"
+    "           whose kernel is '-' gets only the latter.\n"
     "  other    a fuzz_ln input, judged exactly as fuzz_ln judges it.\n"
     "The kernel selection and limits come from the same environment as fuzz_ln\n"
     "(LNV_FUZZ_IMPLS, LNV_PLUGINS, LNV_FUZZ_MAX_D, LNV_FUZZ_KNOWN_FINDINGS). Case\n"
@@ -62,29 +62,52 @@ bool CollectFiles(const std::vector<std::string>& args, std::vector<std::string>
   return true;
 }
 
-// 0 as expected, 1 a finding, 2 unreadable.
+// A case file: the kernel it names, judged as fuzz_ln judges it (a
+// claims_bound kernel passes or fails only on a known finding; a negative
+// control is caught), then the oracle's self-checks. 0 as expected, 1 a
+// finding, 2 unreadable or naming no compatible kernel.
 int ReplayCaseFile(const lnv::fuzz::FuzzConfig& config, const std::vector<lnv::ImplInfo>& all,
                    const std::string& path) {
   lnv::Case c;
   std::string error;
   if (!lnv::ReadCaseFile(path, &c, &error)) {
-    std::cerr << "error " << error << "\n";
+    std::cout << "error " << error << "\n";
     return 2;
   }
-  int rc = 0;
+  std::vector<const lnv::ImplInfo*> kernel;
   if (c.kernel != "-") {
-    std::ostringstream out, err;
-    rc = lnv::ReplayCase(path, all, out, err);
-    if (rc != 0) std::cout << out.str() << err.str();
+    for (const lnv::ImplInfo& i : all) {
+      if (i.name == c.kernel) kernel.push_back(&i);
+    }
+    if (kernel.empty() || !lnv::CheckCompatible(*kernel[0], c).empty()) {
+      std::cout << "error " << path << ": no registered kernel '" << c.kernel << "' that can run it\n";
+      return 2;
+    }
   }
-  const bool cross = c.rows * c.d <= lnv::fuzz::kCrossCheckMaxElements;
-  const lnv::fuzz::RunResult r = lnv::fuzz::RunCase(config, c, {}, cross);
+  const bool cross = c.d <= lnv::fuzz::kCrossCheckMaxElements;
+  const lnv::fuzz::RunResult r = lnv::fuzz::RunCase(config, c, kernel, cross);
+  int rc = 0;
+  bool caught = false;
+  std::string note;
   for (const lnv::fuzz::Finding& f : r.findings) {
-    std::cout << lnv::fuzz::FormatFinding(f, "");
-    rc = std::max(rc, 1);
+    if (f.kind == lnv::fuzz::FindingKind::kKernel && f.status == lnv::ImplStatus::kNegativeControl) {
+      caught = true;
+    } else if (!f.known.empty()) {
+      note = ", known open finding: " + f.known;
+    } else if (f.traps) {
+      std::cout << lnv::fuzz::FormatFinding(f, "");
+      rc = 1;
+    }
   }
-  std::cout << (rc == 0 ? "ok    " : rc == 1 ? "FAIL  " : "error ") << path << " (case, kernel " << c.kernel
-            << (cross ? ", oracle backends cross-checked" : "") << ")\n";
+  if (!kernel.empty() && kernel[0]->status == lnv::ImplStatus::kNegativeControl) {
+    if (!caught) {
+      std::cout << "negative control " << c.kernel << " NOT caught by " << path << "\n";
+      rc = 1;
+    }
+    note = ", negative control caught";
+  }
+  std::cout << (rc == 0 ? "ok    " : "FAIL  ") << path << " (case, kernel " << c.kernel
+            << (cross ? ", oracle backends cross-checked" : "") << note << ")\n";
   return rc;
 }
 

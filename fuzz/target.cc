@@ -74,6 +74,12 @@ Output DecidingOutput(const Judgement& j) {
   return best;
 }
 
+const char* ValueKind(double v) {
+  if (std::isnan(v)) return "nan";
+  if (std::isinf(v)) return "inf";
+  return v == 0 ? "zero" : "finite";
+}
+
 std::string WorstLine(const Case& c, const OutputResult& o) {
   if (!o.worst) return "worst    -";
   const ElementResult* e = nullptr;
@@ -113,7 +119,7 @@ Finding KernelFinding(const FuzzConfig& config, const ImplInfo& impl, const Case
   Output o = DecidingOutput(j);
   std::optional<std::int64_t> class_row;
   if (RowLocal(o) && j[o].worst) class_row = RowOf(o, *j[o].worst, c.d);
-  const std::string input_class = FindingClass(c, ref, o, class_row, FormatOf(impl.acc_dtype));
+  std::string input_class = FindingClass(c, ref, o, class_row, FormatOf(impl.acc_dtype));
   // Rows are independent: a row output's failure replays from that row alone.
   Case w = c;
   if (c.rows > 1 && RowLocal(o) && j[o].worst) {
@@ -122,12 +128,17 @@ Finding KernelFinding(const FuzzConfig& config, const ImplInfo& impl, const Case
   }
   JudgeOptions keep;
   keep.keep_elements = true;
-  const Judgement jw = Judge(impl, w, keep);
-  const bool reduced_holds = IsFailure(jw.verdict);
-  const Judgement& shown = reduced_holds ? jw : j;
+  const Judgement shown = Judge(impl, w, keep);
   o = DecidingOutput(shown);
   f.verdict = shown.verdict;
   f.output = o;
+  // Whether the element that decides the verdict had a bound at all, and the
+  // kinds of value on each side.
+  for (const ElementResult& e : shown[o].elements) {
+    if (!shown[o].worst || e.index != *shown[o].worst) continue;
+    if (std::isinf(e.bound)) input_class += "/claim:none";
+    input_class += "/worst:" + std::string(ValueKind(e.kernel)) + "-vs-" + ValueKind(e.exact.rounded);
+  }
   f.key = impl.name + "|" + std::string(VerdictName(f.verdict)) + "|" + std::string(OutputName(o)) + "|" +
           input_class;
   if (const KnownFinding* k = MatchKnownFinding(config.known, f.key)) f.known = k->reason;
@@ -137,7 +148,7 @@ Finding KernelFinding(const FuzzConfig& config, const ImplInfo& impl, const Case
              std::string(VerdictName(f.verdict)) + " on " + std::string(OutputName(o)) + "\n" +
              WorstLine(w, shown[o]) + "\n" + "result   " + Summarize(shown) +
              (shown.message.empty() ? "" : "\nmessage  " + shown.message);
-  f.c = reduced_holds ? w : c;
+  f.c = w;
   f.c.kernel = impl.name;
   f.c.provenance.found_by = "fuzz_ln (libFuzzer differential fuzzing against the oracle)";
   f.c.provenance.family = "fuzz";
@@ -320,11 +331,25 @@ RunResult RunCase(const FuzzConfig& config, const Case& c, const std::vector<con
   AddOracleFeatures(ref.forward.slow_path + (ref.backward ? ref.backward->slow_path : 0), undecided,
                     &res.features);
   if (undecided > 0) res.findings.push_back(OracleFinding(FindingKind::kOracleUndecided, c, FirstUndecided(ref)));
-  if (cross_check_oracle && res.stats.elements <= kCrossCheckMaxElements) {
+  if (cross_check_oracle && c.d <= kCrossCheckMaxElements) {
+    // The exact paths cost far more than the fast one: check the leading rows
+    // that fit in kCrossCheckMaxElements (a smaller problem, still a problem).
     t0 = Clock::now();
-    const std::string diff = CrossCheckOracle(c, ref);
+    const std::int64_t k = std::min<std::int64_t>(c.rows, kCrossCheckMaxElements / c.d);
+    std::string diff;
+    Case sub;
+    if (k == c.rows) {
+      diff = CrossCheckOracle(c, ref);
+    } else {
+      std::vector<std::int64_t> rows(static_cast<std::size_t>(k));
+      for (std::int64_t r = 0; r < k; ++r) rows[static_cast<std::size_t>(r)] = r;
+      sub = SelectRows(c, rows);
+      diff = CrossCheckOracle(sub, ComputeReference(sub));
+    }
     res.stats.oracle_seconds += Seconds(t0, Clock::now());
-    if (!diff.empty()) res.findings.push_back(OracleFinding(FindingKind::kOracleBackends, c, diff));
+    if (!diff.empty()) {
+      res.findings.push_back(OracleFinding(FindingKind::kOracleBackends, k == c.rows ? c : sub, diff));
+    }
   }
   for (const ImplInfo* impl : kernels) {
     std::string prewritten;

@@ -1,0 +1,68 @@
+// Integer feedback for libFuzzer. Its coverage sees branches, not float
+// comparisons: an input that pushes a kernel from 0.01 to 0.9 of its bound
+// runs the same code. So the target reports, as features, what it measured
+// as small integers: the class of every input value, each row's condition
+// (kappa) and eps regime, and per kernel and output the verdict, the ULP
+// error's bucket and ilogb(error / bound). fuzz_ln sets one libFuzzer extra
+// counter per feature, so a new error regime counts as new coverage.
+#ifndef LNV_FUZZ_FEEDBACK_H_
+#define LNV_FUZZ_FEEDBACK_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "harness/judge.h"
+#include "oracle/oracle.h"
+
+namespace lnv::fuzz {
+
+// Number of distinct feature ids (the extra-counter array's size).
+inline constexpr std::size_t kFeatureSpace = std::size_t{1} << 16;
+
+enum class ValueClass : std::uint8_t {
+  kZero,
+  kSubnormal,
+  kSmall,   // normal, |v| < 2^-32
+  kUnit,    // 2^-32 <= |v| < 2^32
+  kLarge,   // |v| >= 2^32, below the format's top binade
+  kTopBinade,  // the format's largest binade: sums and squares overflow
+  kInf,
+  kNaN,
+};
+inline constexpr int kValueClassCount = 8;
+ValueClass ClassOf(double v, FloatFormat f);
+const char* ValueClassName(ValueClass c);
+
+// 0: exact; 1: <= 0.5 ulp (correctly rounded); 2: <= 1; then 2 + ceil(log2
+// ulps) up to 40; 41: infinite (a non-finite mismatch).
+int UlpBucket(double ulps);
+
+// ilogb(error / bound) shifted into [1, 62]: bound use 2^-60 and below share
+// bucket 1; >= 1 (a broken bound) is bucket 61 or 62. 0: no error or no claim.
+int BoundUseBucket(double bound_use);
+
+// floor(log2(kappa^2)) = ilogb(1 + mu^2/sigma^2) clamped to [0, 60]; 61: sigma^2 = 0.
+int KappaBucket(const RowStats& s);
+
+// Features: ids in [0, kFeatureSpace), deduplicated on insert.
+class FeatureSet {
+ public:
+  void Add(std::uint64_t kind, std::uint64_t a, std::uint64_t b = 0, std::uint64_t c = 0);
+  const std::vector<std::uint32_t>& ids() const { return ids_; }
+
+ private:
+  std::vector<std::uint32_t> ids_;
+};
+
+// Per value: (array, dtype, class); per row: kappa and ilogb(sigma^2 / eps).
+void AddInputFeatures(const Case& c, const std::vector<RowStats>& stats, FeatureSet* out);
+
+// Per judged output of kernel `slot` (its index in the selection): verdict,
+// ULP bucket, bound-use bucket; and whether the oracle needed its exact path.
+void AddJudgementFeatures(std::size_t slot, const Judgement& j, FeatureSet* out);
+void AddOracleFeatures(std::int64_t slow_path, std::int64_t undecided, FeatureSet* out);
+
+}  // namespace lnv::fuzz
+
+#endif  // LNV_FUZZ_FEEDBACK_H_

@@ -1,0 +1,108 @@
+#include "fuzz/feedback.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "harness/families.h"
+#include "impls/registry.h"
+
+namespace lnv::fuzz {
+namespace {
+
+const ImplInfo& Kernel(const std::string& name) {
+  for (const ImplInfo& i : AllImpls()) {
+    if (i.name == name) return i;
+  }
+  ADD_FAILURE() << "no kernel " << name;
+  return AllImpls().front();
+}
+
+TEST(Feedback, ValueClassesSeparateEveryKindOfValue) {
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  EXPECT_EQ(ClassOf(0.0, kBinary32), ValueClass::kZero);
+  EXPECT_EQ(ClassOf(-0.0, kBinary32), ValueClass::kZero);
+  EXPECT_EQ(ClassOf(0x1p-149, kBinary32), ValueClass::kSubnormal);
+  EXPECT_EQ(ClassOf(0x1p-126, kBinary32), ValueClass::kSmall);
+  EXPECT_EQ(ClassOf(1.5, kBinary32), ValueClass::kUnit);
+  EXPECT_EQ(ClassOf(0x1p40, kBinary32), ValueClass::kLarge);
+  EXPECT_EQ(ClassOf(0x1p127, kBinary32), ValueClass::kTopBinade);
+  EXPECT_EQ(ClassOf(65504.0, kBinary16), ValueClass::kTopBinade);
+  EXPECT_EQ(ClassOf(-HUGE_VAL, kBinary16), ValueClass::kInf);
+  EXPECT_EQ(ClassOf(nan, kBfloat16), ValueClass::kNaN);
+}
+
+TEST(Feedback, UlpBucketsSeparateExactCorrectlyRoundedOneUlpAndLargeErrors) {
+  EXPECT_EQ(UlpBucket(0), 0);
+  EXPECT_EQ(UlpBucket(0.3), 1);
+  EXPECT_EQ(UlpBucket(0.5), 1);
+  EXPECT_EQ(UlpBucket(0.7), 2);
+  EXPECT_EQ(UlpBucket(3), 4);
+  EXPECT_LT(UlpBucket(1e3), UlpBucket(1e6));
+  EXPECT_EQ(UlpBucket(1e30), 40);
+  EXPECT_EQ(UlpBucket(HUGE_VAL), 41);
+}
+
+TEST(Feedback, BoundUseBucketsGrowWithTheErrorToBoundRatio) {
+  EXPECT_EQ(BoundUseBucket(0), 0);
+  EXPECT_EQ(BoundUseBucket(0x1p-80), 1);
+  int last = 0;
+  for (double use = 0x1p-59; use < 0.99; use *= 2) {
+    const int b = BoundUseBucket(use);
+    EXPECT_GT(b, last) << use;
+    last = b;
+  }
+  // A broken bound lands above every bucket of a bound that holds.
+  EXPECT_GT(BoundUseBucket(1.0), BoundUseBucket(0.999));
+  EXPECT_GT(BoundUseBucket(3.0), BoundUseBucket(1.0));
+  EXPECT_EQ(BoundUseBucket(1e9), BoundUseBucket(3.0));
+}
+
+TEST(Feedback, KappaBucketsFollowTheMeanToSpreadRatio) {
+  RowStats s;
+  s.mean = 0;
+  s.var = 1;
+  EXPECT_EQ(KappaBucket(s), 0);
+  s.mean = 1000;  // kappa^2 ~ 1e6 ~ 2^20
+  EXPECT_EQ(KappaBucket(s), 19);
+  s.var = 0;
+  EXPECT_EQ(KappaBucket(s), 61);
+}
+
+TEST(Feedback, AKernelNearItsBoundGivesFeaturesThatOneFarFromItDoesNot) {
+  FamilyParams p;
+  p.d = 64;
+  p.rows = 8;
+  const Case normal = GenerateCase(*FindFamily("standard_normal"), p);
+  const Case large_mean = GenerateCase(*FindFamily("large_mean"), p);
+  const ImplInfo& one_pass = Kernel("f32/one_pass/cpu-scalar");
+  FeatureSet a, b, a_again;
+  AddJudgementFeatures(0, Judge(one_pass, normal), &a);
+  AddJudgementFeatures(0, Judge(one_pass, large_mean), &b);
+  AddJudgementFeatures(0, Judge(one_pass, normal), &a_again);
+  EXPECT_EQ(a.ids(), a_again.ids()) << "deterministic";
+  int new_in_b = 0;
+  for (std::uint32_t id : b.ids()) {
+    new_in_b += std::find(a.ids().begin(), a.ids().end(), id) == a.ids().end();
+  }
+  EXPECT_GT(new_in_b, 0) << "a broken bound must be new coverage";
+}
+
+TEST(Feedback, InputFeaturesSeeSpecialsThatFiniteRowsLack) {
+  FamilyParams p;
+  p.d = 16;
+  p.rows = 4;
+  const Case finite = GenerateCase(*FindFamily("standard_normal"), p);
+  const Case special = GenerateCase(*FindFamily("nan_inf_rows"), p);
+  FeatureSet a, b;
+  const Reference ra = ComputeReference(finite), rb = ComputeReference(special);
+  AddInputFeatures(finite, ra.forward.stats, &a);
+  AddInputFeatures(special, rb.forward.stats, &b);
+  EXPECT_NE(a.ids(), b.ids());
+  for (std::uint32_t id : b.ids()) EXPECT_LT(id, kFeatureSpace);
+}
+
+}  // namespace
+}  // namespace lnv::fuzz

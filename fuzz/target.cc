@@ -1,0 +1,450 @@
+#include "fuzz/target.h"
+
+#include <algorithm>
+#include <charconv>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <ctime>
+#include <filesystem>
+#include <optional>
+#include <sstream>
+
+#include "fuzz/finding_class.h"
+#include "harness/formats.h"
+#include "impls/plugin/loader.h"
+
+namespace lnv::fuzz {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double Seconds(Clock::time_point a, Clock::time_point b) {
+  return std::chrono::duration<double>(b - a).count();
+}
+
+std::string Fmt(const char* f, double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, f, v);
+  return buf;
+}
+
+// Registry names contain '/' and ':'; file names keep [A-Za-z0-9._-].
+std::string FileSafe(std::string_view s) {
+  std::string o;
+  for (char ch : s) {
+    const bool ok = (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') ||
+                    ch == '.' || ch == '-' || ch == '_';
+    o += ok ? ch : '_';
+  }
+  return o;
+}
+
+std::string Today() {
+  const std::time_t now = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&now, &tm);
+  char buf[16];
+  std::strftime(buf, sizeof buf, "%Y-%m-%d", &tm);
+  return buf;
+}
+
+bool RowLocal(Output o) {
+  return o == Output::kY || o == Output::kMean || o == Output::kRstd || o == Output::kDx;
+}
+
+std::int64_t RowOf(Output o, std::int64_t index, std::int64_t d) {
+  return (o == Output::kY || o == Output::kDx) ? index / d : index;
+}
+
+// The output whose verdict decides the judgement (ties: larger bound use).
+Output DecidingOutput(const Judgement& j) {
+  Output best = Output::kY;
+  bool found = false;
+  for (const OutputResult& o : j.outputs) {
+    if (!o.present) continue;
+    if (!found || o.verdict > j[best].verdict ||
+        (o.verdict == j[best].verdict && o.max_bound_use > j[best].max_bound_use)) {
+      best = o.output;
+      found = true;
+    }
+  }
+  return best;
+}
+
+const char* ValueKind(double v) {
+  if (std::isnan(v)) return "nan";
+  if (std::isinf(v)) return "inf";
+  return v == 0 ? "zero" : "finite";
+}
+
+std::string WorstLine(const Case& c, const OutputResult& o) {
+  if (!o.worst) return "worst    -";
+  const ElementResult* e = nullptr;
+  for (const ElementResult& el : o.elements) {
+    if (el.index == *o.worst) e = &el;
+  }
+  std::string s = "worst    " + std::string(OutputName(o.output)) + "[" + std::to_string(*o.worst) + "]";
+  if (o.output == Output::kY || o.output == Output::kDx) {
+    s += " (row " + std::to_string(*o.worst / c.d) + ", col " + std::to_string(*o.worst % c.d) + ")";
+  }
+  if (e == nullptr) return s;
+  s += ": kernel " + FormatValue(e->kernel) + ", exact " + FormatValue(e->exact.hi + e->exact.lo) +
+       " (rounded " + FormatValue(e->exact.rounded) + "), error " + Fmt("%.6g", e->error) + " (" +
+       Fmt("%.4g", e->ulps) + " ulp), bound " + Fmt("%.6g", e->bound) + ", use " + Fmt("%.4g", e->bound_use);
+  return s;
+}
+
+std::string WhyText(const ImplInfo& impl, Verdict v, Output o) {
+  const std::string what = std::string(VerdictName(v)) + " on " + std::string(OutputName(o));
+  switch (impl.status) {
+    case ImplStatus::kClaimsBound:
+      return "claims_bound kernel broke its contract (" + what + ")";
+    case ImplStatus::kNegativeControl:
+      return "negative control caught (" + what + "): the fuzzer finds what this bug gets wrong";
+    case ImplStatus::kObserved:
+      return "observed kernel (" + what + "): compare with its recorded baseline";
+  }
+  return what;
+}
+
+Finding KernelFinding(const FuzzConfig& config, const ImplInfo& impl, const Case& c, const Reference& ref,
+                      const Judgement& j) {
+  Finding f;
+  f.kind = FindingKind::kKernel;
+  f.kernel = impl.name;
+  f.status = impl.status;
+  Output o = DecidingOutput(j);
+  std::optional<std::int64_t> class_row;
+  if (RowLocal(o) && j[o].worst) class_row = RowOf(o, *j[o].worst, c.d);
+  std::string input_class = FindingClass(c, ref, o, class_row, FormatOf(impl.acc_dtype));
+  // Rows are independent: a row output's failure replays from that row alone.
+  Case w = c;
+  if (c.rows > 1 && RowLocal(o) && j[o].worst) {
+    Case one = SelectRows(c, {RowOf(o, *j[o].worst, c.d)});
+    if (IsFailure(Judge(impl, one).verdict)) w = std::move(one);
+  }
+  JudgeOptions keep;
+  keep.keep_elements = true;
+  const Judgement shown = Judge(impl, w, keep);
+  o = DecidingOutput(shown);
+  f.verdict = shown.verdict;
+  f.output = o;
+  // Whether the element that decides the verdict had a bound at all, and the
+  // kinds of value on each side.
+  for (const ElementResult& e : shown[o].elements) {
+    if (!shown[o].worst || e.index != *shown[o].worst) continue;
+    if (std::isinf(e.bound)) input_class += "/claim:none";
+    input_class += "/worst:" + std::string(ValueKind(e.kernel)) + "-vs-" + ValueKind(e.exact.rounded);
+  }
+  f.key = impl.name + "|" + std::string(VerdictName(f.verdict)) + "|" + std::string(OutputName(o)) + "|" +
+          input_class;
+  if (const KnownFinding* k = MatchKnownFinding(config.known, f.key)) f.known = k->reason;
+  f.traps = impl.status != ImplStatus::kObserved && f.known.empty();
+  f.detail = "kernel   " + impl.name + " (" + std::string(StatusName(impl.status)) + ", bound model " +
+             std::string(AlgorithmName(impl.bound_algorithm)) + ")\n" + "verdict  " +
+             std::string(VerdictName(f.verdict)) + " on " + std::string(OutputName(o)) + "\n" +
+             WorstLine(w, shown[o]) + "\n" + "result   " + Summarize(shown) +
+             (shown.message.empty() ? "" : "\nmessage  " + shown.message);
+  f.c = w;
+  f.c.kernel = impl.name;
+  f.c.provenance.found_by = "fuzz_ln (libFuzzer differential fuzzing against the oracle)";
+  f.c.provenance.family = "fuzz";
+  f.c.provenance.why = WhyText(impl, f.verdict, o);
+  f.c.provenance.notes.push_back("input class " + input_class);
+  if (!f.known.empty()) f.c.provenance.notes.push_back("known finding: " + f.known);
+  f.c.provenance.notes.push_back("result " + Summarize(shown));
+  f.c.provenance.notes.push_back("date " + Today());
+  return f;
+}
+
+Finding OracleFinding(FindingKind kind, const Case& c, const std::string& what) {
+  Finding f;
+  f.kind = kind;
+  f.kernel = "-";
+  f.verdict = Verdict::kOracleUndecided;
+  f.key = std::string("oracle|") + (kind == FindingKind::kOracleUndecided ? "undecided" : "backends_disagree") +
+          "|" + what.substr(0, what.find('['));
+  f.detail = std::string("oracle   ") +
+             (kind == FindingKind::kOracleUndecided ? "returned undecided (its precision cap was reached)"
+                                                    : "its two backends (Boost, MPFR) disagree") +
+             "\nwhere    " + what;
+  f.c = c;
+  f.c.kernel = "-";
+  f.c.provenance.found_by = "fuzz_ln (libFuzzer, oracle self-check)";
+  f.c.provenance.family = "fuzz";
+  f.c.provenance.why = kind == FindingKind::kOracleUndecided
+                           ? "the oracle must decide every element of an ordinary input"
+                           : "the oracle's backends must agree bit for bit";
+  f.c.provenance.notes.push_back("oracle " + what);
+  f.c.provenance.notes.push_back("date " + Today());
+  return f;
+}
+
+// The first undecided element, as "output[index]", or "".
+std::string FirstUndecided(const Reference& ref) {
+  auto scan = [](const std::vector<ExactValue>& v, const char* name) -> std::string {
+    for (std::size_t i = 0; i < v.size(); ++i) {
+      if (v[i].status == ValueStatus::kUndecided) return std::string(name) + "[" + std::to_string(i) + "]";
+    }
+    return "";
+  };
+  for (const auto& [v, name] : {std::pair{&ref.forward.y, "y"}, std::pair{&ref.forward.mean, "mean"},
+                                std::pair{&ref.forward.rstd, "rstd"}}) {
+    if (auto s = scan(*v, name); !s.empty()) return s;
+  }
+  if (ref.backward) {
+    for (const auto& [v, name] : {std::pair{&ref.backward->dx, "dx"}, std::pair{&ref.backward->dgamma, "dgamma"},
+                                  std::pair{&ref.backward->dbeta, "dbeta"}}) {
+      if (auto s = scan(*v, name); !s.empty()) return s;
+    }
+  }
+  return "";
+}
+
+bool SameBits(double a, double b) {
+  return std::memcmp(&a, &b, sizeof a) == 0 || (std::isnan(a) && std::isnan(b));
+}
+
+std::string Describe(const ExactValue& v) {
+  return FormatValue(v.rounded) + " (hi " + FormatValue(v.hi) + ", lo " + FormatValue(v.lo) + ", " +
+         (v.status == ValueStatus::kDecided ? "decided" : "undecided") + ")";
+}
+
+// Compares two oracle answers: every field (exact = true) or the rounded
+// value and status. Returns "" or "output[i]: a vs b".
+std::string Compare(const std::vector<ExactValue>& a, const std::vector<ExactValue>& b, const char* name,
+                    const char* a_name, const char* b_name, bool exact) {
+  if (a.size() != b.size()) return std::string(name) + "[]: sizes differ";
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    const bool same = SameBits(a[i].rounded, b[i].rounded) && a[i].status == b[i].status &&
+                      (!exact || (SameBits(a[i].hi, b[i].hi) && SameBits(a[i].lo, b[i].lo)));
+    if (!same) {
+      return std::string(name) + "[" + std::to_string(i) + "]: " + a_name + " " + Describe(a[i]) + " vs " +
+             b_name + " " + Describe(b[i]);
+    }
+  }
+  return "";
+}
+
+}  // namespace
+
+std::string CompareReferences(const Reference& a, const Reference& b, const char* a_name, const char* b_name,
+                              bool every_field) {
+  struct Pair {
+    const std::vector<ExactValue>* a;
+    const std::vector<ExactValue>* b;
+    const char* name;
+  };
+  std::vector<Pair> pairs = {{&a.forward.y, &b.forward.y, "y"},
+                             {&a.forward.mean, &b.forward.mean, "mean"},
+                             {&a.forward.rstd, &b.forward.rstd, "rstd"}};
+  if (a.backward.has_value() != b.backward.has_value()) return "backward: present on one side only";
+  if (a.backward && b.backward) {
+    pairs.push_back({&a.backward->dx, &b.backward->dx, "dx"});
+    pairs.push_back({&a.backward->dgamma, &b.backward->dgamma, "dgamma"});
+    pairs.push_back({&a.backward->dbeta, &b.backward->dbeta, "dbeta"});
+  }
+  for (const Pair& p : pairs) {
+    if (auto s = Compare(*p.a, *p.b, p.name, a_name, b_name, every_field); !s.empty()) return s;
+  }
+  return "";
+}
+
+std::string CrossCheckOracle(const Case& c, const Reference& fast) {
+  const Reference boost = ComputeReference(c, OracleOptions{OracleBackend::kBoost, 1 << 14, false});
+  const Reference mpfr = ComputeReference(c, OracleOptions{OracleBackend::kMpfr, 1 << 14, false});
+  if (auto s = CompareReferences(boost, mpfr, "boost", "mpfr", true); !s.empty()) return s;
+  return CompareReferences(fast, boost, "fast path", "exact path", false);
+}
+
+std::string SelectKernels(const std::vector<ImplInfo>& all, const std::string& glob, FuzzConfig* config) {
+  config->impls.clear();
+  config->impls_glob = glob;
+  for (const ImplInfo& impl : all) {
+    if (impl.forward == nullptr) continue;
+    const bool take = glob.empty() ? impl.status != ImplStatus::kNegativeControl : GlobMatch(glob, impl.name);
+    if (take) config->impls.push_back(impl);
+  }
+  config->decode.signatures.clear();
+  for (const ImplInfo& impl : config->impls) {
+    const Signature s{impl.norm, impl.x_dtype, impl.param_dtype};
+    if (std::find(config->decode.signatures.begin(), config->decode.signatures.end(), s) ==
+        config->decode.signatures.end()) {
+      config->decode.signatures.push_back(s);
+    }
+  }
+  if (config->impls.empty()) {
+    return glob.empty() ? "no kernel is registered"
+                        : "LNV_FUZZ_IMPLS='" + glob + "' matches no registered kernel";
+  }
+  return "";
+}
+
+std::string ConfigFromEnv(FuzzConfig* config) {
+  const PluginLoad load = ImplsWithPlugins();
+  if (!load.errors.empty()) return "LNV_PLUGINS: " + load.errors.front();
+  if (const char* v = std::getenv("LNV_FUZZ_MAX_D"); v != nullptr && *v != '\0') {
+    std::int64_t n = 0;
+    const auto [p, ec] = std::from_chars(v, v + std::strlen(v), n);
+    if (ec != std::errc() || *p != '\0' || n < 1 || n > kMaxMaxD) {
+      return "LNV_FUZZ_MAX_D='" + std::string(v) + "' is not an integer in [1, " + std::to_string(kMaxMaxD) + "]";
+    }
+    config->decode.max_d = n;
+  }
+  if (const char* v = std::getenv("LNV_FUZZ_CASES_DIR"); v != nullptr && *v != '\0') config->cases_dir = v;
+  if (const char* v = std::getenv("LNV_FUZZ_PREWRITE"); v != nullptr) config->prewrite = std::string(v) == "1";
+  if (const char* v = std::getenv("LNV_FUZZ_KNOWN_FINDINGS"); v != nullptr && *v != '\0') {
+    std::string error;
+    if (!ReadKnownFindings(v, &config->known, &error)) return "LNV_FUZZ_KNOWN_FINDINGS: " + error;
+  }
+  const char* glob = std::getenv("LNV_FUZZ_IMPLS");
+  return SelectKernels(load.impls, glob == nullptr ? "" : glob, config);
+}
+
+std::vector<const ImplInfo*> CompatibleKernels(const FuzzConfig& config, const Case& c) {
+  std::vector<const ImplInfo*> out;
+  for (const ImplInfo& impl : config.impls) {
+    if (CheckCompatible(impl, c).empty()) out.push_back(&impl);
+  }
+  return out;
+}
+
+std::vector<const ImplInfo*> ChosenKernels(const FuzzConfig& config, const Case& c, std::uint8_t selector) {
+  std::vector<const ImplInfo*> all = CompatibleKernels(config, c);
+  const std::size_t pick = selector % (all.size() + 1);
+  if (pick == 0) return all;
+  return {all[pick - 1]};
+}
+
+RunResult RunCase(const FuzzConfig& config, const Case& c, const std::vector<const ImplInfo*>& kernels,
+                  bool cross_check_oracle) {
+  RunResult res;
+  res.stats.elements = c.rows * c.d;
+  auto t0 = Clock::now();
+  const Reference ref = ComputeReference(c);
+  res.stats.oracle_seconds += Seconds(t0, Clock::now());
+  AddInputFeatures(c, ref.forward.stats, &res.features);
+  const std::int64_t undecided = ref.forward.undecided + (ref.backward ? ref.backward->undecided : 0);
+  AddOracleFeatures(ref.forward.slow_path + (ref.backward ? ref.backward->slow_path : 0), undecided,
+                    &res.features);
+  if (undecided > 0) res.findings.push_back(OracleFinding(FindingKind::kOracleUndecided, c, FirstUndecided(ref)));
+  if (cross_check_oracle && c.d <= kCrossCheckMaxElements) {
+    // The exact paths cost far more than the fast one: check the leading rows
+    // that fit in kCrossCheckMaxElements (a smaller problem, still a problem).
+    t0 = Clock::now();
+    const std::int64_t k = std::min<std::int64_t>(c.rows, kCrossCheckMaxElements / c.d);
+    std::string diff;
+    Case sub;
+    if (k == c.rows) {
+      diff = CrossCheckOracle(c, ref);
+    } else {
+      std::vector<std::int64_t> rows(static_cast<std::size_t>(k));
+      for (std::int64_t r = 0; r < k; ++r) rows[static_cast<std::size_t>(r)] = r;
+      sub = SelectRows(c, rows);
+      diff = CrossCheckOracle(sub, ComputeReference(sub));
+    }
+    res.stats.oracle_seconds += Seconds(t0, Clock::now());
+    if (!diff.empty()) {
+      res.findings.push_back(OracleFinding(FindingKind::kOracleBackends, k == c.rows ? c : sub, diff));
+    }
+  }
+  for (const ImplInfo* impl : kernels) {
+    std::string prewritten;
+    if (config.prewrite) {
+      Finding pre;
+      pre.kernel = impl->name;
+      pre.c = c;
+      pre.c.kernel = impl->name;
+      pre.c.provenance.found_by = "fuzz_ln (libFuzzer), written before the kernel ran";
+      pre.c.provenance.family = "fuzz";
+      pre.c.provenance.why = "the kernel crashed or hung on this input (the file is deleted when it returns)";
+      pre.key = "prewrite";
+      std::string error;
+      prewritten = WriteFindingCase(config, pre, &error);
+    }
+    t0 = Clock::now();
+    const Judgement j = JudgeWithReference(*impl, c, ref);
+    res.stats.kernel_seconds += Seconds(t0, Clock::now());
+    ++res.stats.kernels_judged;
+    if (!prewritten.empty()) std::filesystem::remove(prewritten);
+    AddJudgementFeatures(static_cast<std::size_t>(impl - config.impls.data()), j, &res.features);
+    if (IsFailure(j.verdict)) res.findings.push_back(KernelFinding(config, *impl, c, ref, j));
+  }
+  return res;
+}
+
+RunResult RunInput(const FuzzConfig& config, const std::uint8_t* data, std::size_t size) {
+  const FuzzInput in = DecodeInput(data, size, config.decode);
+  const Case c = Materialize(in);
+  RunResult r = RunCase(config, c, ChosenKernels(config, c, in.kernel_selector), in.cross_check_oracle);
+  char note[96];
+  std::snprintf(note, sizeof note, "fuzz input fnv1a64 %016llx (%zu bytes)",
+                static_cast<unsigned long long>(InputHash(data, size)), size);
+  for (Finding& f : r.findings) f.c.provenance.notes.push_back(note);
+  return r;
+}
+
+std::string WriteFindingCase(const FuzzConfig& config, const Finding& f, std::string* error) {
+  std::error_code ec;
+  std::filesystem::create_directories(config.cases_dir, ec);
+  Case c = f.c;
+  const std::string text = FormatCase(c);
+  char hash[24];
+  std::snprintf(hash, sizeof hash, "%016llx",
+                static_cast<unsigned long long>(
+                    InputHash(reinterpret_cast<const std::uint8_t*>(text.data()), text.size())));
+  const std::string what = f.key == "prewrite" ? std::string("crash")
+                                               : std::string(VerdictName(f.verdict)) + "_" +
+                                                     std::string(OutputName(f.output));
+  const std::string stem = f.kind == FindingKind::kKernel
+                               ? FileSafe(f.kernel) + "__" + what
+                               : std::string(f.kind == FindingKind::kOracleUndecided ? "oracle__undecided"
+                                                                                     : "oracle__backends");
+  const std::string path =
+      (std::filesystem::path(config.cases_dir) / ("fuzz__" + stem + "__" + hash + ".case")).string();
+  c.provenance.replay = (f.kind == FindingKind::kKernel ? "ln_check --replay " : "fuzz_ln_replay ") + path;
+  if (!WriteCaseFile(path, c, error)) return "";
+  return path;
+}
+
+std::string FormatFinding(const Finding& f, const std::string& case_path) {
+  std::ostringstream o;
+  o << "==lnv-finding== " << f.key << "\n" << f.detail << "\n";
+  if (case_path.empty()) {
+    o << "case     (not written)\n";
+  } else {
+    o << "case     " << case_path << "\n"
+      << "replay   " << (f.kind == FindingKind::kKernel ? "ln_check --replay " : "fuzz_ln_replay ") << case_path
+      << "\n";
+  }
+  // The case in hex floats, cut after 40 lines (the file has all of it).
+  const std::string text = FormatCase(f.c);
+  std::istringstream lines(text);
+  std::string line;
+  int n = 0, total = 0;
+  std::string shown;
+  while (std::getline(lines, line)) {
+    ++total;
+    if (n < 40) {
+      shown += "  " + line + "\n";
+      ++n;
+    }
+  }
+  o << "case as hex floats:\n" << shown;
+  if (total > n) o << "  ... " << total - n << " more lines in the case file\n";
+  return o.str();
+}
+
+std::uint64_t InputHash(const std::uint8_t* data, std::size_t size) {
+  std::uint64_t h = 0xcbf29ce484222325ULL;
+  for (std::size_t i = 0; i < size; ++i) {
+    h ^= data[i];
+    h *= 0x100000001b3ULL;
+  }
+  return h;
+}
+
+}  // namespace lnv::fuzz

@@ -1,0 +1,125 @@
+// What fuzz_ln does with one input, without libFuzzer: decode it, compute the
+// oracle's answer once, judge every chosen kernel against it (harness/judge),
+// check the oracle itself, and report findings and integer features. The
+// libFuzzer entry points (fuzz_ln.cc) and the g++ replay driver
+// (replay_main.cc) are thin shells around this.
+//
+// A finding is:
+//   * a claims_bound kernel whose verdict is a failure (bound exceeded, NaN
+//     mismatch, a non-finite result for finite inputs in its claimed range,
+//     a kernel error);
+//   * a negative control whose verdict is a failure: the control was caught
+//     (controls are fuzzed only when LNV_FUZZ_IMPLS names them);
+//   * an observed (third-party) kernel's failure: recorded as a case file but
+//     not trapped, until the per-kernel baselines exist to compare against;
+//   * the oracle returning `undecided` for any element, or (inputs with the
+//     cross-check flag) its two backends disagreeing on any bit.
+#ifndef LNV_FUZZ_TARGET_H_
+#define LNV_FUZZ_TARGET_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "fuzz/feedback.h"
+#include "fuzz/fuzz_input.h"
+#include "fuzz/known_findings.h"
+#include "harness/case_file.h"
+#include "harness/judge.h"
+#include "impls/registry.h"
+
+namespace lnv::fuzz {
+
+// The backend cross-check runs on an input's leading rows that hold at most
+// this many elements (none when d is larger): its two exact-path oracle runs
+// cost about a hundred fast-path runs.
+inline constexpr std::int64_t kCrossCheckMaxElements = 64;
+
+struct FuzzConfig {
+  std::vector<ImplInfo> impls;  // the kernels to fuzz
+  std::string impls_glob;       // "" when the default selection is used
+  DecodeConfig decode;
+  std::string cases_dir = "lnv-cases";
+  // Write each kernel's case file before running it and delete it after: a
+  // kernel that crashes or hangs leaves its case behind (crash conversion).
+  bool prewrite = false;
+  // Open findings that are recorded but do not trap (known_findings.h).
+  std::vector<KnownFinding> known;
+};
+
+// The selection: every entry of `all` whose name matches `glob`; with an
+// empty glob, every entry except the negative controls. Sets the
+// signatures inputs snap to. Returns "" or why no kernel was selected.
+std::string SelectKernels(const std::vector<ImplInfo>& all, const std::string& glob, FuzzConfig* config);
+
+// Reads LNV_FUZZ_IMPLS, LNV_PLUGINS, LNV_FUZZ_MAX_D, LNV_FUZZ_CASES_DIR,
+// LNV_FUZZ_PREWRITE and LNV_FUZZ_KNOWN_FINDINGS (a file). Returns "" or a
+// one-line reason (bad value, unreadable file, plugin that did not load, no
+// kernel selected).
+std::string ConfigFromEnv(FuzzConfig* config);
+
+enum class FindingKind { kKernel, kOracleUndecided, kOracleBackends };
+
+struct Finding {
+  FindingKind kind = FindingKind::kKernel;
+  std::string kernel = "-";  // registry name; "-" for the oracle's findings
+  ImplStatus status = ImplStatus::kClaimsBound;
+  Verdict verdict = Verdict::kPass;
+  Output output = Output::kY;
+  bool traps = true;    // false: recorded only (observed kernels, known findings)
+  std::string key;      // de-duplication: kernel|verdict|output|class (finding_class.h)
+  std::string known;    // the reason, when the key is on the known-findings list
+  std::string detail;   // worst element, error, bound, summary (lines)
+  Case c;               // reduced to the failing row when rows are independent
+};
+
+struct RunStats {
+  double oracle_seconds = 0.0;  // ComputeReference and the cross-check
+  double kernel_seconds = 0.0;  // kernels and judging
+  std::int64_t kernels_judged = 0;
+  std::int64_t elements = 0;    // rows * d
+};
+
+struct RunResult {
+  std::vector<Finding> findings;
+  FeatureSet features;
+  RunStats stats;
+};
+
+// One case against the given kernels (each compatible with it).
+RunResult RunCase(const FuzzConfig& config, const Case& c, const std::vector<const ImplInfo*>& kernels,
+                  bool cross_check_oracle);
+
+// One fuzz input: decode, choose kernels by the selector, RunCase.
+RunResult RunInput(const FuzzConfig& config, const std::uint8_t* data, std::size_t size);
+
+// The kernels of the selection that can run c, and the ones the selector picks.
+std::vector<const ImplInfo*> CompatibleKernels(const FuzzConfig& config, const Case& c);
+std::vector<const ImplInfo*> ChosenKernels(const FuzzConfig& config, const Case& c, std::uint8_t selector);
+
+// Writes the finding's case file under config.cases_dir (directories made as
+// needed), with provenance; returns its path, or "" with *error set.
+std::string WriteFindingCase(const FuzzConfig& config, const Finding& f, std::string* error);
+
+// The lines fuzz_ln prints for a finding: a header with the key, the worst
+// element, the case file and its replay command, and the case in hex floats.
+std::string FormatFinding(const Finding& f, const std::string& case_path);
+
+// "" when two oracle answers agree: on every field (rounded, hi, lo, status)
+// with every_field, else on the rounded value and status; otherwise the first
+// difference, "output[i]: <a_name> ... vs <b_name> ...".
+std::string CompareReferences(const Reference& a, const Reference& b, const char* a_name, const char* b_name,
+                              bool every_field);
+
+// The oracle's self-check on c: its Boost and MPFR backends (exact paths)
+// agree on every field, and `fast` (the default options) agrees with them on
+// every rounded value. "" or the first difference.
+std::string CrossCheckOracle(const Case& c, const Reference& fast);
+
+// A stable 64-bit hash (FNV-1a) of an input, for provenance and file names.
+std::uint64_t InputHash(const std::uint8_t* data, std::size_t size);
+
+}  // namespace lnv::fuzz
+
+#endif  // LNV_FUZZ_TARGET_H_

@@ -1,0 +1,220 @@
+#include "fuzz/target.h"
+
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <limits>
+#include <filesystem>
+#include <sstream>
+
+#include "harness/check.h"
+#include "harness/families.h"
+
+namespace lnv::fuzz {
+namespace {
+
+namespace fs = std::filesystem;
+
+const ImplInfo& Kernel(const std::string& name) {
+  for (const ImplInfo& i : AllImpls()) {
+    if (i.name == name) return i;
+  }
+  ADD_FAILURE() << "no kernel " << name;
+  return AllImpls().front();
+}
+
+// The f32 two-pass kernel, with y[row, 0] pushed 1.0 away on every row whose
+// first x is g_bad_x0 (by content, so that the row alone still fails).
+float g_bad_x0 = std::numeric_limits<float>::quiet_NaN();
+int BrokenForward(const ForwardArgs* a) {
+  const int rc = Kernel("f32/two_pass/cpu-scalar").forward(a);
+  const auto* x = static_cast<const float*>(a->x);
+  for (std::int64_t r = 0; r < a->rows; ++r) {
+    if (x[r * a->d] == g_bad_x0) static_cast<float*>(a->y)[r * a->d] += 1.0f;
+  }
+  return rc;
+}
+
+ImplInfo Broken(ImplStatus status) {
+  ImplInfo info = Kernel("f32/two_pass/cpu-scalar");
+  info.name = "f32/broken_for_test/cpu-scalar";
+  info.forward = &BrokenForward;
+  info.backward = nullptr;
+  info.status = status;
+  return info;
+}
+
+Case Family(const char* name, std::int64_t d, std::int64_t rows) {
+  FamilyParams p;
+  p.d = d;
+  p.rows = rows;
+  return GenerateCase(*FindFamily(name), p);
+}
+
+std::string FreshDir(const std::string& name) {
+  const fs::path dir = fs::path(testing::TempDir()) / ("lnv_fuzz_target_test_" + name);
+  fs::remove_all(dir);
+  return dir.string();
+}
+
+TEST(FuzzTarget, TheOnePassControlIsCaughtOnLargeMeanRowsAndTwoPassIsNot) {
+  const Case c = Family("large_mean", 64, 8);
+  FuzzConfig one_pass, two_pass;
+  ASSERT_EQ(SelectKernels(AllImpls(), "f32/one_pass/cpu-scalar", &one_pass), "");
+  ASSERT_EQ(SelectKernels(AllImpls(), "f32/two_pass/cpu-scalar", &two_pass), "");
+  const RunResult caught = RunCase(one_pass, c, CompatibleKernels(one_pass, c), false);
+  ASSERT_FALSE(caught.findings.empty());
+  EXPECT_EQ(caught.findings[0].kernel, "f32/one_pass/cpu-scalar");
+  EXPECT_TRUE(caught.findings[0].traps);
+  EXPECT_TRUE(IsFailure(caught.findings[0].verdict));
+  const RunResult clean = RunCase(two_pass, c, CompatibleKernels(two_pass, c), false);
+  EXPECT_TRUE(clean.findings.empty()) << clean.findings[0].detail;
+}
+
+TEST(FuzzTarget, TheDefaultSelectionLeavesOutNegativeControlsAndAGlobCanNameThem) {
+  FuzzConfig config;
+  ASSERT_EQ(SelectKernels(AllImpls(), "", &config), "");
+  for (const ImplInfo& i : config.impls) EXPECT_NE(i.status, ImplStatus::kNegativeControl) << i.name;
+  EXPECT_FALSE(config.decode.signatures.empty());
+  ASSERT_EQ(SelectKernels(AllImpls(), "*/one_pass/*", &config), "");
+  EXPECT_EQ(config.impls.size(), 4u);  // one per dtype
+}
+
+TEST(FuzzTarget, AGlobThatMatchesNoKernelIsAnError) {
+  FuzzConfig config;
+  EXPECT_NE(SelectKernels(AllImpls(), "no/such/kernel", &config).find("matches no registered kernel"),
+            std::string::npos);
+}
+
+TEST(FuzzTarget, ABrokenClaimsBoundKernelTrapsWithAOneRowCaseThatLnCheckReplays) {
+  const ImplInfo broken = Broken(ImplStatus::kClaimsBound);
+  FuzzConfig config;
+  ASSERT_EQ(SelectKernels({broken}, "", &config), "");
+  config.cases_dir = FreshDir("broken");
+  const Case c = Family("standard_normal", 16, 4);
+  g_bad_x0 = static_cast<float>(c.x[2 * 16]);
+  const RunResult r = RunCase(config, c, CompatibleKernels(config, c), false);
+  ASSERT_EQ(r.findings.size(), 1u);
+  const Finding& f = r.findings[0];
+  EXPECT_TRUE(f.traps);
+  EXPECT_EQ(f.verdict, Verdict::kBoundExceeded);
+  EXPECT_EQ(f.output, Output::kY);
+  EXPECT_EQ(f.c.rows, 1) << "reduced to the failing row";
+  EXPECT_EQ(f.key.rfind(broken.name + "|bound_exceeded|y|layer_norm/f32/", 0), 0u) << f.key;
+  std::string error;
+  const std::string path = WriteFindingCase(config, f, &error);
+  ASSERT_FALSE(path.empty()) << error;
+  const std::string printed = FormatFinding(f, path);
+  EXPECT_NE(printed.find("ln_check --replay " + path), std::string::npos);
+  EXPECT_NE(printed.find("x "), std::string::npos) << "the case in hex floats";
+  Case back;
+  ASSERT_TRUE(ReadCaseFile(path, &back, &error)) << error;
+  EXPECT_EQ(back.kernel, broken.name);
+  EXPECT_EQ(back.provenance.replay, "ln_check --replay " + path);
+  EXPECT_FALSE(back.provenance.found_by.empty());
+  // The replay reproduces the failure (1: not as expected for claims_bound) ...
+  std::ostringstream out, err;
+  EXPECT_EQ(ReplayCase(path, {broken}, out, err), 1) << err.str();
+  // ... and it is the kernel, not the case, that fails: the unbroken kernel passes it.
+  g_bad_x0 = std::numeric_limits<float>::quiet_NaN();
+  std::ostringstream out2, err2;
+  EXPECT_EQ(ReplayCase(path, {broken}, out2, err2), 0) << out2.str() << err2.str();
+}
+
+TEST(FuzzTarget, ACaughtNegativeControlReplaysAsCaught) {
+  FuzzConfig config;
+  ASSERT_EQ(SelectKernels(AllImpls(), "f32/one_pass/cpu-scalar", &config), "");
+  config.cases_dir = FreshDir("control");
+  const Case c = Family("large_mean", 64, 8);
+  const RunResult r = RunCase(config, c, CompatibleKernels(config, c), false);
+  ASSERT_FALSE(r.findings.empty());
+  std::string error;
+  const std::string path = WriteFindingCase(config, r.findings[0], &error);
+  ASSERT_FALSE(path.empty()) << error;
+  std::ostringstream out, err;
+  EXPECT_EQ(ReplayCase(path, AllImpls(), out, err), 0) << out.str() << err.str();
+  EXPECT_NE(out.str().find("as expected"), std::string::npos);
+}
+
+TEST(FuzzTarget, ObservedKernelsFindingsAreRecordedButDoNotTrap) {
+  const ImplInfo observed = Broken(ImplStatus::kObserved);
+  FuzzConfig config;
+  ASSERT_EQ(SelectKernels({observed}, "", &config), "");
+  const Case c = Family("standard_normal", 8, 1);
+  g_bad_x0 = static_cast<float>(c.x[0]);
+  const RunResult r = RunCase(config, c, CompatibleKernels(config, c), false);
+  g_bad_x0 = std::numeric_limits<float>::quiet_NaN();
+  ASSERT_EQ(r.findings.size(), 1u);
+  EXPECT_FALSE(r.findings[0].traps);
+}
+
+TEST(FuzzTarget, TheSelectorPicksEveryCompatibleKernelOrExactlyOne) {
+  FuzzConfig config;
+  ASSERT_EQ(SelectKernels(AllImpls(), "", &config), "");
+  const Case c = Family("standard_normal", 8, 2);
+  const auto all = CompatibleKernels(config, c);
+  ASSERT_GT(all.size(), 1u);
+  for (const ImplInfo* k : all) EXPECT_EQ(CheckCompatible(*k, c), "");
+  EXPECT_EQ(ChosenKernels(config, c, 0), all);
+  for (std::size_t s = 1; s <= all.size(); ++s) {
+    const auto one = ChosenKernels(config, c, static_cast<std::uint8_t>(s));
+    ASSERT_EQ(one.size(), 1u);
+    EXPECT_EQ(one[0], all[s - 1]);
+  }
+}
+
+TEST(FuzzTarget, APrewrittenCaseIsDeletedWhenTheKernelReturns) {
+  FuzzConfig config;
+  ASSERT_EQ(SelectKernels(AllImpls(), "f32/two_pass/cpu-scalar", &config), "");
+  config.cases_dir = FreshDir("prewrite");
+  config.prewrite = true;
+  const Case c = Family("standard_normal", 8, 2);
+  const RunResult r = RunCase(config, c, CompatibleKernels(config, c), false);
+  EXPECT_TRUE(r.findings.empty());
+  ASSERT_TRUE(fs::is_directory(config.cases_dir)) << "the case was written";
+  EXPECT_TRUE(fs::is_empty(config.cases_dir)) << "and removed";
+}
+
+TEST(FuzzTarget, TheOracleCrossCheckPassesOnTheFamiliesAndCatchesATamperedAnswer) {
+  for (const char* name : {"standard_normal", "large_mean", "tiny_magnitude", "near_constant", "nan_inf_rows",
+                           "beta_cancels"}) {
+    const Case c = Family(name, 16, 4);
+    const Reference ref = ComputeReference(c);
+    EXPECT_EQ(CrossCheckOracle(c, ref), "") << name;
+  }
+  // The negative control: a one-bit change in one exact value is a difference.
+  const Case c = Family("standard_normal", 8, 2);
+  const Reference a = ComputeReference(c);
+  Reference b = a;
+  EXPECT_EQ(CompareReferences(a, b, "a", "b", true), "");
+  std::uint64_t bits;
+  std::memcpy(&bits, &b.forward.y[3].hi, sizeof bits);
+  bits ^= 1;
+  std::memcpy(&b.forward.y[3].hi, &bits, sizeof bits);
+  EXPECT_EQ(CompareReferences(a, b, "a", "b", true).rfind("y[3]:", 0), 0u);
+  EXPECT_EQ(CompareReferences(a, b, "a", "b", false), "") << "only the rounded values compared";
+  b.forward.rstd[1].status = ValueStatus::kUndecided;
+  EXPECT_EQ(CompareReferences(a, b, "a", "b", false).rfind("rstd[1]:", 0), 0u);
+}
+
+TEST(FuzzTarget, RunInputJudgesTheKernelsTheSelectorChose) {
+  FuzzConfig config;
+  ASSERT_EQ(SelectKernels(AllImpls(), "", &config), "");
+  FuzzInput in;
+  in.signature = {Norm::kLayerNorm, DType::kF32, DType::kF32};
+  in.d = in.cols = 8;
+  in.rows = 2;
+  in.kernel_selector = 0;
+  Normalize(&in);
+  for (std::size_t i = 0; i < in.x.size(); ++i) in.x[i] = ToBits(static_cast<double>(i), DType::kF32);
+  auto bytes = EncodeInput(in);
+  const RunResult all = RunInput(config, bytes.data(), bytes.size());
+  EXPECT_EQ(all.stats.kernels_judged, static_cast<std::int64_t>(CompatibleKernels(config, Materialize(in)).size()));
+  EXPECT_TRUE(all.findings.empty());
+  EXPECT_FALSE(all.features.ids().empty());
+  bytes[0] = 1;
+  EXPECT_EQ(RunInput(config, bytes.data(), bytes.size()).stats.kernels_judged, 1);
+}
+
+}  // namespace
+}  // namespace lnv::fuzz

@@ -1,6 +1,7 @@
 #include "harness/check.h"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <cmath>
 #include <filesystem>
@@ -15,7 +16,10 @@ namespace lnv {
 namespace {
 
 std::filesystem::path TempDir(const std::string& name) {
-  const auto p = std::filesystem::temp_directory_path() / ("lnv_check_test_" + name);
+  // Per process: ctest runs these tests as parallel processes (and other
+  // checkouts may run them too); a shared directory would be removed under them.
+  const auto p = std::filesystem::temp_directory_path() /
+                 ("lnv_check_test_" + std::to_string(getpid()) + "_" + name);
   std::filesystem::remove_all(p);
   return p;
 }

@@ -73,8 +73,11 @@ ElementResult JudgeElement(std::int64_t index, double k, const ExactValue& ev, d
   }
   if (std::isinf(k)) {
     // Rounding a value within the bound of the overflow threshold may give inf.
-    const bool reachable = std::signbit(k) == std::signbit(exact) &&
-                           std::fabs(exact) + e.bound >= OverflowThreshold(f);
+    // An infinite bound (no claim) reaches either infinity, whatever the sign
+    // of the exact value (e.g. +0 when eps = 0 and the squares underflow).
+    const bool reachable = std::isinf(e.bound) ||
+                           (std::signbit(k) == std::signbit(exact) &&
+                            std::fabs(exact) + e.bound >= OverflowThreshold(f));
     if (!reachable) {
       e.error = e.ulps = kInf;
       e.verdict = Verdict::kNotFinite;

@@ -181,6 +181,33 @@ TEST_F(JudgeTest, CallsAnInfinityFromFiniteInputsNotFinite) {
   EXPECT_EQ(Judge(PreciseImpl(), Normal()).verdict, Verdict::kNotFinite);
 }
 
+// eps = 0 and a row whose square underflows in float: the sum-of-squares
+// model has no claim (bound +inf), the kernel's rstd is inf and its dx -inf
+// where the exact dx is +0. No claim means either infinity is allowed.
+TEST_F(JudgeTest, AllowsAnInfinityOfEitherSignWhereTheBoundIsInfinite) {
+  const ImplInfo* rms = nullptr;
+  for (const ImplInfo& i : AllImpls()) {
+    if (i.name == "bf16/rms_serial/cpu-scalar") rms = &i;
+  }
+  ASSERT_NE(rms, nullptr);
+  Case c;
+  c.norm = Norm::kRmsNorm;
+  c.dtype = c.param_dtype = DType::kBF16;
+  c.d = 1;
+  c.rows = 1;
+  c.eps = 0;
+  c.x = {0x1p-133};
+  c.gamma = {1.0};
+  c.dy = {0.125};
+  JudgeOptions opt;
+  opt.keep_elements = true;
+  const Judgement j = Judge(*rms, c, opt);
+  ASSERT_TRUE(j[Output::kDx].present);
+  EXPECT_TRUE(std::isinf(j[Output::kDx].elements[0].kernel));
+  EXPECT_TRUE(std::isinf(j[Output::kDx].elements[0].bound));
+  EXPECT_FALSE(IsFailure(j.verdict)) << Summarize(j);
+}
+
 TEST_F(JudgeTest, AgreesWithNanForNanAndFlagsAKernelThatDropsIt) {
   FamilyParams p;
   p.rows = 10;

@@ -1,10 +1,53 @@
-// Negative-control kernels beyond the one-pass variance (which is a scalar
-// reference, impls/cpu/one_pass.h). Empty until the property suite adds its
-// realistic bugs; kept so that registry.cc has one line per group.
+// Negative controls beyond the one-pass variance (a scalar reference,
+// impls/cpu/one_pass.h): two-pass kernels with one realistic bug each. Every
+// entry is held to the two-pass serial bound and must be caught; its header
+// says which bug it imitates and which property catches it.
+#include <string>
+
+#include "impls/broken/batch_statistics.h"
+#include "impls/broken/dx_without_xhat_term.h"
+#include "impls/broken/eps_in_half.h"
+#include "impls/broken/eps_outside_sqrt.h"
+#include "impls/broken/unbiased_variance.h"
+#include "impls/cpu/valid_range.h"
 #include "impls/registry_parts.h"
 
 namespace lnv {
+namespace {
 
-void AppendBrokenImpls(std::vector<ImplInfo>* /*impls*/) {}
+ImplInfo Broken(const char* name, DType dtype, ForwardFn forward, BackwardFn backward,
+                const char* source) {
+  ImplInfo info;
+  info.name = std::string(DTypeName(dtype)) + "/" + name + "/cpu-broken";
+  info.norm = Norm::kLayerNorm;
+  info.x_dtype = dtype;
+  info.param_dtype = dtype;
+  info.acc_dtype = DType::kF32;
+  info.algorithm = Algorithm::kTwoPass;
+  info.reduction = Reduction::kSerial;
+  info.bound_algorithm = Algorithm::kTwoPass;
+  info.status = ImplStatus::kNegativeControl;
+  info.max_row_sumsq = cpu::ScalarMaxRowSumsq(dtype);
+  info.forward = forward;
+  info.backward = backward;
+  info.source = source;
+  return info;
+}
+
+}  // namespace
+
+void AppendBrokenImpls(std::vector<ImplInfo>* impls) {
+  impls->push_back(Broken("unbiased_variance", DType::kF32, &broken::UnbiasedVarianceForward,
+                          &broken::UnbiasedVarianceBackward, "impls/broken/unbiased_variance.h"));
+  impls->push_back(Broken("eps_outside_sqrt", DType::kF32, &broken::EpsOutsideSqrtForward,
+                          &broken::EpsOutsideSqrtBackward, "impls/broken/eps_outside_sqrt.h"));
+  impls->push_back(Broken("dx_without_xhat_term", DType::kF32, &broken::DxWithoutXhatTermForward,
+                          &broken::DxWithoutXhatTermBackward,
+                          "impls/broken/dx_without_xhat_term.h"));
+  impls->push_back(Broken("batch_statistics", DType::kF32, &broken::BatchStatisticsForward,
+                          &broken::BatchStatisticsBackward, "impls/broken/batch_statistics.h"));
+  impls->push_back(Broken("eps_in_half", DType::kF16, &broken::EpsInHalfForward,
+                          &broken::EpsInHalfBackward, "impls/broken/eps_in_half.h"));
+}
 
 }  // namespace lnv

@@ -1,0 +1,32 @@
+#include "properties/properties.h"
+
+namespace lnv::props {
+
+// THE list of properties: adding one is a line here and a file of its own.
+const std::vector<PropertyDef>& AllProperties() {
+  static const std::vector<PropertyDef> properties = {
+      {"ShiftingARowLeavesItsOutputUnchanged", &ShiftingARowLeavesItsOutputUnchanged},
+      {"NormalizedRowsHaveZeroMeanAndEpsAdjustedVariance",
+       &NormalizedRowsHaveZeroMeanAndEpsAdjustedVariance},
+      {"NearConstantRowsStayFiniteUnderTheEpsFloor", &NearConstantRowsStayFiniteUnderTheEpsFloor},
+      {"InputGradientsSumToZeroAndMeetXhatOnlyThroughEps",
+       &InputGradientsSumToZeroAndMeetXhatOnlyThroughEps},
+      {"ScalingARowByAPowerOfTwoLeavesItsOutputUnchanged",
+       &ScalingARowByAPowerOfTwoLeavesItsOutputUnchanged},
+      {"EachRowDependsOnThatRowAlone", &EachRowDependsOnThatRowAlone},
+      {"PermutingFeaturesPermutesTheOutputs", &PermutingFeaturesPermutesTheOutputs},
+      {"TheOutputIsGammaTimesXhatPlusBeta", &TheOutputIsGammaTimesXhatPlusBeta},
+      {"SpecialValuesStayInTheirRowAndFiniteRowsStayFinite",
+       &SpecialValuesStayInTheirRowAndFiniteRowsStayFinite},
+  };
+  return properties;
+}
+
+const PropertyDef* FindProperty(std::string_view name) {
+  for (const PropertyDef& p : AllProperties()) {
+    if (p.name == name) return &p;
+  }
+  return nullptr;
+}
+
+}  // namespace lnv::props

@@ -1,0 +1,197 @@
+// What every property shares: the kernels it runs on, one judged run of a
+// kernel, the element-wise comparisons that follow from the judge's bounds,
+// and what happens on a failure (a case file that `ln_check --replay`
+// replays, then RC_FAIL so that RapidCheck shrinks and prints the
+// RC_PARAMS="reproduce=..." line).
+//
+// A property is a function of the Targets it checks. The suite runs each one
+// under RC_GTEST_PROP on every claims_bound and observed kernel (built-ins and
+// LNV_PLUGINS); the negative-control test runs the same function on one
+// control kernel and requires a failure.
+//
+// Kernel statuses (DESIGN.md §3):
+//   claims_bound      a failure fails the property.
+//   observed          judged only inside its claimed range (max_row_sumsq; the
+//                     judge marks other rows out_of_range); a failure there is a
+//                     recorded finding (printed, case file written), not a test
+//                     failure: third-party kernels are held to a recorded
+//                     baseline elsewhere.
+//   negative_control  not in the suite's targets; the control test runs the
+//                     property on it alone, with the judge's verdicts ignored,
+//                     so that only the property's own checks can catch it.
+#ifndef LNV_PROPERTIES_PROPERTY_H_
+#define LNV_PROPERTIES_PROPERTY_H_
+
+#include <cstdint>
+#include <initializer_list>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "harness/judge.h"
+#include "impls/registry.h"
+#include "properties/approx.h"
+#include "properties/generators.h"
+
+namespace lnv::props {
+
+// ---- Budget: LNV_PROPERTY_BUDGET = default | long ----
+
+enum class Budget { kDefault, kLong };
+// Parses the variable's value (nullptr or "" = default); false on anything else.
+bool ParseBudget(const char* value, Budget* out);
+// The budget of this process (set once by the test main).
+Budget CurrentBudget();
+void SetCurrentBudget(Budget b);
+const char* BudgetName(Budget b);
+
+// Shape limits of the drawn inputs under the current budget.
+struct Limits {
+  std::int64_t max_d;       // row length of the general inputs
+  std::int64_t max_rows;    // rows of the general inputs
+  std::int64_t max_long_d;  // row length of the single-row metamorphic forms
+};
+Limits CurrentLimits();
+
+// ---- Kernels ----
+
+// The registry plus LNV_PLUGINS, loaded once per process.
+const std::vector<ImplInfo>& LoadedKernels();
+const std::vector<std::string>& PluginLoadErrors();
+
+struct Targets {
+  std::vector<const ImplInfo*> kernels;
+  // false: the judge's verdicts do not fail a kernel; only the property's own
+  // checks do (negative controls, to prove those checks can fail).
+  bool judge_verdicts = true;
+  std::string cases_subdir = "suite";  // under lnv-cases/properties/
+};
+// Every claims_bound and observed kernel of LoadedKernels().
+Targets SuiteTargets();
+// One kernel alone, judged by the property's own checks only.
+Targets ControlTargets(const ImplInfo& kernel);
+
+// ---- Properties ----
+
+using PropertyBody = void (*)(const Targets& targets);
+struct PropertyDef {
+  std::string_view name;  // the sentence, as the gtest name
+  PropertyBody body;
+};
+// THE list of properties (properties.cc), one line each.
+const std::vector<PropertyDef>& AllProperties();
+const PropertyDef* FindProperty(std::string_view name);
+
+// ---- One judged kernel run ----
+
+struct Judged {
+  const ImplInfo* impl = nullptr;
+  Judgement j;  // with every element kept
+
+  bool Has(Output o) const { return j[o].present; }
+  std::int64_t Count(Output o) const { return j[o].count; }
+  const ElementResult& At(Output o, std::int64_t i) const {
+    return j[o].elements[static_cast<std::size_t>(i)];
+  }
+  double Value(Output o, std::int64_t i) const { return At(o, i).kernel; }
+  FloatFormat Format(Output o) const { return j[o].format; }
+  // The element carries a claim: in the kernel's range, decided by the
+  // oracle, a finite exact value and a finite bound.
+  bool Claimed(Output o, std::int64_t i) const;
+  Approx ExactOf(Output o, std::int64_t i) const { return FromOracle(At(o, i).exact, Format(o)); }
+};
+
+// "" when |(Ka - Kb) - (Ea - Eb)| <= Ba + Bb for element ia of `a` and ib of
+// `b` (K kernel, E exact, B the judge's bound): what the judge's bounds imply
+// for any two runs, by the triangle inequality. Elements without a claim on
+// either side are skipped; a non-finite kernel value where the exact value
+// is finite is a mismatch.
+// With scales: |(sa Ka - sb Kb) - (sa Ea - sb Eb)| <= |sa| Ba + |sb| Bb
+// (sa, sb powers of two, so the scaled kernel values are exact).
+std::string CompareElements(Output o, const Judged& a, std::int64_t ia, const Judged& b,
+                            std::int64_t ib, double sa = 1.0, double sb = 1.0);
+
+// The first CompareElements mismatch over every element of `outputs`, the
+// same index on both sides ("" if none).
+std::string CompareSameIndex(const Judged& a, const Judged& b, std::initializer_list<Output> outputs);
+
+// Every output of both runs bit for bit (NaN = NaN): run-to-run determinism.
+std::string BitwiseMismatch(const Judged& a, const Judged& b);
+
+// The oracle's values of one output (nullptr when the reference lacks it).
+const std::vector<ExactValue>* ExactValues(const Reference& r, Output o);
+
+// The first CompareExactBits mismatch over `outputs`, the same index on both sides.
+std::string ExactBitsMismatch(const Reference& a, const Reference& b,
+                              std::initializer_list<Output> outputs);
+
+// The kernel's value is finite wherever the exact rounded value is and the
+// element carries a claim (in range, finite bound): "" or a message.
+std::string NonFiniteWhereExactIsFinite(const Judged& r, std::initializer_list<Output> outputs);
+
+// True when the two values have the same bits, or are both NaN.
+bool SameBits(double a, double b);
+
+// %.9g: how messages print a value.
+std::string Num(double v);
+
+// The oracle's rounded values of two results, compared bit for bit (NaN = NaN).
+std::string CompareExactBits(const char* what, const std::vector<ExactValue>& a,
+                             std::int64_t ia, const std::vector<ExactValue>& b, std::int64_t ib);
+
+// Discards the case (RC_PRE) when eps = 0 and a finite row has sigma^2
+// (LayerNorm) or mean(x^2) (RMSNorm) below kEpsZeroFloor of its dtype's
+// accumulation: nothing then keeps q = sigma^2 + eps above the accumulation
+// type's underflow, so a kernel's q can underflow to 0 (inf rstd, NaN
+// outputs) and the exact rstd can exceed the ABI's float rstd. The scalar
+// kernels' claim excludes gradual underflow when eps is tiny
+// (impls/cpu/valid_range.h), but the registry's range (max_row_sumsq) cannot
+// state a lower limit. Counted in the coverage as a skip.
+void RequireEpsOrNoUnderflow(const Case& c, const Reference& ref);
+
+// ---- One RapidCheck case of a property ----
+
+class PropertyCase {
+ public:
+  PropertyCase(std::string_view property, const Targets& targets);
+
+  // The targets that run on this group (norm and dtypes match, a forward).
+  std::vector<const ImplInfo*> KernelsFor(const KernelGroup& g) const;
+  bool judge_verdicts() const { return targets_.judge_verdicts; }
+
+  // The oracle broke an exact identity: writes the case and fails.
+  [[noreturn]] void OracleFails(const Case& c, const std::string& what) const;
+
+  // Runs the kernel through the judge (elements kept). A failing verdict
+  // fails the property (judge_verdicts), or is a recorded finding (observed
+  // kernels: nullopt, skip the kernel for this case).
+  std::optional<Judged> Run(const ImplInfo& k, const Case& c, const Reference& ref) const;
+
+  // The kernel broke the property on c: writes c as a case file; fails the
+  // RapidCheck case for claims_bound and control kernels (does not return);
+  // records a finding and returns for observed kernels.
+  void KernelFails(const ImplInfo& k, const Case& c, const std::string& what) const;
+
+  // The path a failure of `kernel` is written to.
+  std::string CasePath(const std::string& kernel) const;
+
+ private:
+  std::string property_;
+  const Targets& targets_;
+};
+
+// ---- Running a property outside RC_GTEST_PROP ----
+
+struct QuietRun {
+  bool failed = false;
+  int cases = 0;            // successful cases before the failure (or in all)
+  std::string message;      // RapidCheck's failure description
+};
+// Runs the property on `targets` with the configured seed, max_success
+// cases, no shrinking, and no RC_PARAMS reproduce map; prints nothing.
+QuietRun RunQuietly(const PropertyDef& p, const Targets& targets, int max_success);
+
+}  // namespace lnv::props
+
+#endif  // LNV_PROPERTIES_PROPERTY_H_

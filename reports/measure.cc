@@ -51,6 +51,7 @@ void AddPoints(const ImplInfo& impl, const Case& c, const Reference& ref, const 
       }
       if (e.verdict == Verdict::kOracleUndecided || NonFiniteAgreement(e)) continue;
       if (!std::isfinite(e.error)) p.kind = PointKind::kNonFinite;
+      if (IsFailure(e.verdict)) p.failed = true;
       const double exact = e.exact.hi + e.exact.lo;
       if (std::isfinite(exact)) max_abs = std::max(max_abs, std::fabs(exact));
       err = std::max(err, e.error);
@@ -117,6 +118,12 @@ double UlpHistogram::Quantile(double q) const {
   return kInf;
 }
 
+bool WorseElement(const ElementResult& a, const ElementResult& b) {
+  if (a.verdict != b.verdict) return a.verdict > b.verdict;
+  if (a.bound_use != b.bound_use) return a.bound_use > b.bound_use;
+  return a.ulps > b.ulps;
+}
+
 bool RowLocal(Output o) {
   return o == Output::kY || o == Output::kMean || o == Output::kRstd || o == Output::kDx;
 }
@@ -162,13 +169,15 @@ CaseMeasure Measure(const ImplInfo& impl, const Case& c, const Reference& ref, c
     m.unclaimed = o.unclaimed;
     m.out_of_range = o.out_of_range;
     m.undecided = o.undecided;
-    if (o.worst && *o.worst < static_cast<std::int64_t>(o.elements.size())) {
-      m.worst = o.elements[*o.worst];
-      m.worst_row = RowLocal(o.output) ? RowOfElement(o.output, *o.worst, c.d) : -1;
-    }
     for (const ElementResult& e : o.elements) {
-      if (!ElementCounts(e) || NonFiniteAgreement(e)) continue;
-      m.hist.Add(e.ulps);
+      if (!ElementCounts(e)) continue;
+      // The worst judged element: a failure first, then the largest bound use
+      // (the judge's own `worst` also ranks out-of-range and undecided ones).
+      if (!m.worst || WorseElement(e, *m.worst)) {
+        m.worst = e;
+        m.worst_row = RowLocal(o.output) ? RowOfElement(o.output, e.index, c.d) : -1;
+      }
+      if (!NonFiniteAgreement(e)) m.hist.Add(e.ulps);
     }
     if (with_points && (o.output == Output::kY || o.output == Output::kDx)) {
       AddPoints(impl, c, ref, o, item, &m);

@@ -52,6 +52,7 @@ struct RowPoint {
   double bound = 0.0;     // max bound / ulp_row (deterministic); +inf: no claim
   double pbound = 0.0;    // the same with the probabilistic sqrt(k) gamma (Higham & Mary)
   PointKind kind = PointKind::kJudged;
+  bool failed = false;    // some element of the row broke its bound or the NaN contract
   std::int32_t item = 0;  // plan item (case) index
   std::int32_t row = 0;
 };
@@ -62,7 +63,7 @@ struct OutputMeasure {
   double max_ulp = 0.0;
   double max_bound_use = 0.0;
   std::int64_t count = 0, unclaimed = 0, out_of_range = 0, undecided = 0;
-  std::optional<ElementResult> worst;  // the judge's worst element
+  std::optional<ElementResult> worst;  // a failing element, else the largest bound use
   std::int64_t worst_row = -1;         // its row (y, dx, mean, rstd), -1 for column outputs
   UlpHistogram hist;
   std::vector<RowPoint> points;        // y and dx of cases with a chart role
@@ -76,6 +77,9 @@ struct CaseMeasure {
   std::int64_t rows_out_of_range = 0;
   std::array<OutputMeasure, 6> outputs;  // indexed by Output
 };
+
+// Severity, then bound use, then ulps (the judge's order).
+bool WorseElement(const ElementResult& a, const ElementResult& b);
 
 // Row-local outputs have a row per element; dgamma/dbeta sum over rows.
 bool RowLocal(Output o);

@@ -28,13 +28,6 @@ struct Unit {
   double weight = 0.0;  // relative cost, for the progress fraction and scheduling
 };
 
-// Severity, then bound use, then ulps: the judge's order of "worse".
-bool Worse(const ElementResult& a, const ElementResult& b) {
-  if (a.verdict != b.verdict) return a.verdict > b.verdict;
-  if (a.bound_use != b.bound_use) return a.bound_use > b.bound_use;
-  return a.ulps > b.ulps;
-}
-
 void MergeOutput(const OutputMeasure& m, std::int32_t item, OutputSummary* s) {
   if (!m.present) return;
   s->present = true;
@@ -45,7 +38,7 @@ void MergeOutput(const OutputMeasure& m, std::int32_t item, OutputSummary* s) {
   s->unclaimed += m.unclaimed;
   s->out_of_range += m.out_of_range;
   s->undecided += m.undecided;
-  if (m.worst && (!s->worst || Worse(*m.worst, *s->worst))) {
+  if (m.worst && (!s->worst || WorseElement(*m.worst, *s->worst))) {
     s->worst = m.worst;
     s->worst_item = item;
     s->worst_row = m.worst_row;
@@ -92,6 +85,8 @@ void Merge(const CaseMeasure& m, const PlanItem& item, std::int32_t item_index,
 Finding MakeFinding(const CaseMeasure& m, std::int32_t item) {
   Finding f;
   f.item = item;
+  f.d = m.d;
+  f.rows = m.rows;
   f.output = DecidingOutput(m);
   const OutputMeasure& om = m.outputs[static_cast<int>(f.output)];
   f.verdict = m.verdict;
@@ -158,7 +153,7 @@ Case PlanCase(const ImplInfo& impl, const PlanItem& item, std::uint64_t seed) {
 SweepResult RunSweep(const SweepOptions& opt) {
   const auto t0 = std::chrono::steady_clock::now();
   SweepResult result;
-  result.plan = ReportPlan(opt.budget);
+  result.plan = opt.plan.empty() ? ReportPlan(opt.budget) : opt.plan;
   const std::vector<PlanItem>& plan = result.plan;
   const std::vector<ImplInfo>& impls = opt.impls;
 
@@ -241,8 +236,10 @@ SweepResult RunSweep(const SweepOptions& opt) {
   result.kernels.resize(impls.size());
   std::vector<std::vector<std::pair<std::int32_t, CaseMeasure>>> failures(impls.size());
   for (std::size_t k = 0; k < impls.size(); ++k) result.kernels[k].info = impls[k];
+  result.shapes.assign(plan.size(), {0, 0});
   for (std::size_t u = 0; u < units.size(); ++u) {
     const Group& g = groups[units[u].group];
+    if (!measures[u].empty()) result.shapes[units[u].item] = {measures[u][0].d, measures[u][0].rows};
     for (std::size_t m = 0; m < g.members.size(); ++m) {
       const std::size_t k = g.members[m];
       Merge(measures[u][m], plan[units[u].item], units[u].item, &failures[k], plan,

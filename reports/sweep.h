@@ -42,6 +42,7 @@ struct OutputSummary {
 // family for one kernel.
 struct Finding {
   std::int32_t item = -1;
+  std::int64_t d = 0, rows = 0;  // the case's shape
   Output output = Output::kY;  // the output that decides the verdict
   Verdict verdict = Verdict::kPass;
   std::optional<ElementResult> worst;
@@ -67,6 +68,7 @@ struct SweepOptions {
   std::uint64_t seed = kDefaultSeed;
   int jobs = 1;
   std::vector<ImplInfo> impls;  // the kernels to sweep (already filtered)
+  std::vector<PlanItem> plan;   // empty: ReportPlan(budget); tests pass a small one
   // Called from the calling thread about twice a second, and once at the end.
   std::function<void(double done_fraction, std::int64_t cases_done, std::int64_t cases_total)>
       progress;
@@ -74,6 +76,7 @@ struct SweepOptions {
 
 struct SweepResult {
   std::vector<PlanItem> plan;
+  std::vector<std::pair<std::int64_t, std::int64_t>> shapes;  // per plan item: the case's d, rows
   std::vector<KernelReport> kernels;  // in the order of SweepOptions::impls
   std::int64_t cases_judged = 0;      // kernel x case judgements
   double seconds = 0.0;

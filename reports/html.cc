@@ -31,7 +31,7 @@ double N(const json& j, const char* key) {
 std::string Pow2(double log2v) {
   if (!std::isfinite(log2v)) return ShortNumber(log2v);
   char b[32];
-  std::snprintf(b, sizeof b, "2^%.0f", std::round(log2v));
+  std::snprintf(b, sizeof b, "2^%.0f", std::round(log2v) + 0.0);  // + 0.0: no "2^-0"
   return b;
 }
 
@@ -420,17 +420,17 @@ Colours follow the Okabe&ndash;Ito palette, and every verdict is also a word and
 
 std::string SummaryTable(const json& report) {
   std::string o = "<section id=\"summary\"><h2>Summary</h2><div class=\"scroll\"><table>"
-                  "<thead><tr><th>kernel</th><th>dtype</th><th>norm</th><th>status</th>"
-                  "<th>verdict</th><th>max ULP (output)</th><th>p99 ULP y / dx</th>"
-                  "<th>max bound use (output)</th><th class=\"wide\">valid range found</th><th>worst case</th>"
-                  "</tr></thead><tbody>";
+                  "<thead><tr><th>kernel</th><th>verdict</th><th>max bound use (output)</th>"
+                  "<th>max ULP (output)</th><th>p99 ULP y / dx</th>"
+                  "<th class=\"wide\">valid range found</th><th>worst case</th><th>norm</th>"
+                  "<th>status</th></tr></thead><tbody>";
   std::vector<std::string> dtypes;
   for (const json& i : report["impls"]) {
     const std::string d = Str(i, "x_dtype");
     if (std::find(dtypes.begin(), dtypes.end(), d) == dtypes.end()) dtypes.push_back(d);
   }
   for (const std::string& dtype : dtypes) {
-    o += "<tr class=\"group\"><td colspan=\"10\">" + E(dtype) + "</td></tr>";
+    o += "<tr class=\"group\"><td colspan=\"9\">" + E(dtype) + "</td></tr>";
     for (const json& i : report["impls"]) {
       if (Str(i, "x_dtype") != dtype) continue;
       const json& outs = i["outputs"];
@@ -444,13 +444,15 @@ std::string SummaryTable(const json& report) {
       auto p99 = [&](const char* out) {
         return outs.contains(out) ? E(ShortNumber(N(outs[out], "p99_ulp"))) : std::string("&ndash;");
       };
+      const std::string params =
+          Str(i, "param_dtype") != dtype ? ", params " + E(Str(i, "param_dtype")) : "";
       o += "<tr><td><a href=\"#" + KernelId(Str(i, "name")) + "\">" + E(Str(i, "name")) +
-           "</a></td><td>" + E(dtype) + (Str(i, "param_dtype") != dtype ? "/" + E(Str(i, "param_dtype")) : "") +
-           "</td><td>" + E(Str(i, "norm")) + "</td><td class=\"status\">" + E(Str(i, "status")) +
-           "</td><td>" + VerdictBadge(i) + "</td><td class=\"n\">" + cell(ulp_o, "max_ulp") +
-           "</td><td class=\"n\">" + p99("y") + " / " + p99("dx") + "</td><td class=\"n\">" +
-           cell(use_o, "max_bound_use") + "</td><td>" + ValidRangeText(i) + "</td><td>" +
-           (use_o.empty() ? "&ndash;" : CaseLink(outs[use_o])) + "</td></tr>";
+           "</a></td><td>" + VerdictBadge(i) + "</td><td class=\"n\">" +
+           cell(use_o, "max_bound_use") + "</td><td class=\"n\">" + cell(ulp_o, "max_ulp") +
+           "</td><td class=\"n\">" + p99("y") + " / " + p99("dx") + "</td><td>" +
+           ValidRangeText(i) + "</td><td>" + (use_o.empty() ? "&ndash;" : CaseLink(outs[use_o])) +
+           "</td><td>" + E(Str(i, "norm")) + params + "</td><td class=\"status\">" +
+           E(Str(i, "status")) + "</td></tr>";
     }
   }
   o += "</tbody></table></div></section>\n";

@@ -64,6 +64,15 @@ TEST(RenderHtml, TheBannerSaysWhetherEveryClaimHolds) {
   EXPECT_NE(RenderHtml(bad, nullptr).find("banner bad"), std::string::npos);
 }
 
+TEST(RenderHtml, ObservedAndPluginKernelsAreShownByTheirStatus) {
+  json j = SmallReport();
+  j["impls"][1]["status"] = "observed";
+  j["impls"][0]["status"] = "plugin";
+  const std::string html = RenderHtml(j, nullptr);
+  EXPECT_NE(html.find("findings recorded"), std::string::npos);
+  EXPECT_NE(html.find("<td class=\"status\">plugin</td>"), std::string::npos);
+}
+
 TEST(RenderHtml, AComparisonGetsItsOwnSection) {
   json old = SmallReport();
   old["impls"][0]["verdict"] = "fail";

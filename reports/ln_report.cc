@@ -47,6 +47,12 @@ std::string LnCheckPath() {
   return rel.string();
 }
 
+std::string FileUrl(const fs::path& p) {
+  std::error_code ec;
+  const fs::path abs = fs::absolute(p, ec);
+  return "file://" + (ec ? p : abs.lexically_normal()).string();
+}
+
 std::string CommandLine(int argc, char** argv) {
   std::string s = "ln_report";
   for (int i = 1; i < argc; ++i) {
@@ -115,7 +121,8 @@ int Render(const ReportOptions& o) {
     std::cerr << "ln_report: " << error << "\n";
     return 2;
   }
-  std::cout << "ln_report: rendered " << o.render << "\nopen " << html.string() << "\n";
+  std::cout << "ln_report: rendered " << o.render << "\nopen " << html.string() << "  ("
+            << FileUrl(html) << ")\n";
   return ExitStatusOf(report);
 }
 
@@ -187,7 +194,7 @@ int Sweep(const ReportOptions& o, int argc, char** argv) {
   std::string error;
   const fs::path json_path = fs::path(o.out_dir) / "errors.json";
   const fs::path html_path = fs::path(o.out_dir) / "index.html";
-  if (!WriteText(json_path, report.dump(1) + "\n", &error) ||
+  if (!WriteText(json_path, report.dump() + "\n", &error) ||
       !WriteText(html_path, RenderHtml(report, cmp ? &*cmp : nullptr), &error)) {
     std::cerr << "ln_report: " << error << "\n";
     return 2;
@@ -217,7 +224,8 @@ int Sweep(const ReportOptions& o, int argc, char** argv) {
   std::cout << (status == 0 ? "ok" : "FINDINGS") << ": " << expected << "/" << result.kernels.size()
             << " kernels as their status expects; " << report["findings"].size()
             << " finding(s) (negative controls included); seed " << o.seed << "; " << secs
-            << " s\nwrote " << json_path.string() << "\nopen " << html_path.string() << "\n";
+            << " s\nwrote " << json_path.string() << "\nopen " << html_path.string() << "  ("
+            << FileUrl(html_path) << ")\n";
   return status;
 }
 

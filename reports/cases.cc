@@ -6,6 +6,7 @@
 #include <tuple>
 
 #include "harness/judge.h"
+#include "reports/isolate.h"
 
 namespace lnv::report {
 namespace {
@@ -29,7 +30,8 @@ std::string ShellQuote(const std::string& s) {
 Case Shrink(const ImplInfo& impl, const Case& c, Output o, std::int64_t row, Verdict verdict,
             double bound_use, std::int64_t* kept_row) {
   *kept_row = -1;
-  if (c.rows <= 1 || row < 0 || row >= c.rows || !RowLocal(o)) return c;
+  // Re-judging runs the kernel in this process: not for plugins (isolated).
+  if (c.rows <= 1 || row < 0 || row >= c.rows || !RowLocal(o) || RunsIsolated(impl)) return c;
   Case one = SelectRows(c, {row});
   const Judgement j = Judge(impl, one);
   const OutputResult& r = j[o];

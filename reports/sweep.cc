@@ -11,6 +11,7 @@
 #include <tuple>
 
 #include "harness/families.h"
+#include "reports/isolate.h"
 
 namespace lnv::report {
 namespace {
@@ -203,11 +204,16 @@ SweepResult RunSweep(const SweepOptions& opt) {
       Case c = PlanCase(impls[g.members.front()], item, opt.seed);
       const Reference ref = ComputeReference(c, jo.oracle);
       std::vector<CaseMeasure>& out = measures[order[n]];
+      const bool with_points = item.roles & (kRoleKappa | kRoleMagnitude);
       for (std::size_t k : g.members) {
         c.kernel = impls[k].name;
+        if (RunsIsolated(impls[k])) {
+          out.push_back(
+              MeasureIsolated(impls[k], c, ref, with_points, u.item, opt.plugin_timeout_seconds));
+          continue;
+        }
         const Judgement j = JudgeWithReference(impls[k], c, ref, jo);
-        out.push_back(Measure(impls[k], c, ref, j, item.roles & (kRoleKappa | kRoleMagnitude),
-                              u.item));
+        out.push_back(Measure(impls[k], c, ref, j, with_points, u.item));
       }
       {
         std::lock_guard<std::mutex> lock(mu);

@@ -69,6 +69,9 @@ struct SweepOptions {
   int jobs = 1;
   std::vector<ImplInfo> impls;  // the kernels to sweep (already filtered)
   std::vector<PlanItem> plan;   // empty: ReportPlan(budget); tests pass a small one
+  // A plugin kernel's case runs in a child process; one that gives no answer
+  // within this is killed and reported as hung.
+  double plugin_timeout_seconds = 300;
   // Called from the calling thread about twice a second, and once at the end.
   std::function<void(double done_fraction, std::int64_t cases_done, std::int64_t cases_total)>
       progress;

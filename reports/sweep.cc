@@ -167,17 +167,23 @@ SweepResult RunSweep(const SweepOptions& opt) {
   std::vector<Group> groups;
   for (auto& [key, g] : by_key) groups.push_back(std::move(g));
 
-  // Units: one case of one group. The oracle costs a few kernel judgements
-  // per element; the weight is what the progress fraction counts.
+  // Units: one case of one group, weighted by their measured cost (in us,
+  // on one core here): the oracle per element (f64 rarely takes its fast
+  // path), each kernel's run and judgement per element, and the oracle's
+  // grouping of dgamma's rows, which grows with rows^2.
   std::vector<Unit> units;
   for (std::size_t g = 0; g < groups.size(); ++g) {
+    const ImplInfo& first = impls[groups[g].members.front()];
+    const double oracle_us = first.x_dtype == DType::kF64 ? 40.0 : 1.2;
     for (std::size_t i = 0; i < plan.size(); ++i) {
       const PlanItem& it = plan[i];
       const double rows = it.many_rows > 0 ? static_cast<double>(it.many_rows) : it.rows;
       const double d = it.large_d > 0 && it.family == "large_d" ? static_cast<double>(it.large_d)
                                                                 : static_cast<double>(it.d);
-      units.push_back({g, static_cast<std::int32_t>(i),
-                       rows * std::max(d, 1.0) * (4.0 + groups[g].members.size())});
+      const double elements = rows * std::max(d, 1.0);
+      const double weight = elements * (oracle_us + 1.4 * groups[g].members.size()) +
+                            0.027 * rows * rows * std::max(d / 16, 1.0);
+      units.push_back({g, static_cast<std::int32_t>(i), weight});
     }
   }
   double total_weight = 0;

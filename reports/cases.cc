@@ -1,0 +1,138 @@
+#include "reports/cases.h"
+
+#include <filesystem>
+#include <limits>
+#include <map>
+#include <tuple>
+
+#include "harness/judge.h"
+#include "reports/isolate.h"
+
+namespace lnv::report {
+namespace {
+
+bool IsPlugin(const ImplInfo& impl) { return impl.name.rfind("plugin:", 0) == 0; }
+
+std::string ShellQuote(const std::string& s) {
+  bool plain = !s.empty();
+  for (char ch : s) {
+    plain = plain && (std::isalnum(static_cast<unsigned char>(ch)) || ch == '/' || ch == '.' ||
+                      ch == '_' || ch == '-' || ch == ':' || ch == '=' || ch == ',');
+  }
+  if (plain) return s;
+  std::string q = "'";
+  for (char ch : s) q += ch == '\'' ? std::string("'\\''") : std::string(1, ch);
+  return q + "'";
+}
+
+// What the case reproduces: the shrunk single row when it alone gives the
+// same verdict and the same bound use on the output, else the whole case.
+Case Shrink(const ImplInfo& impl, const Case& c, Output o, std::int64_t row, Verdict verdict,
+            double bound_use, std::int64_t* kept_row) {
+  *kept_row = -1;
+  // Re-judging runs the kernel in this process: not for plugins (isolated).
+  if (c.rows <= 1 || row < 0 || row >= c.rows || !RowLocal(o) || RunsIsolated(impl)) return c;
+  Case one = SelectRows(c, {row});
+  const Judgement j = Judge(impl, one);
+  const OutputResult& r = j[o];
+  const bool same = r.present && (IsFailure(verdict) ? IsFailure(j.verdict)
+                                                     : r.max_bound_use == bound_use);
+  if (!same) return c;
+  *kept_row = row;
+  return one;
+}
+
+struct Writer {
+  const CaseWriteOptions& opt;
+  std::map<std::tuple<std::string, std::int32_t, std::int64_t>, std::string> written;
+  std::vector<std::string> errors;
+
+  // Returns the path relative to out_dir, or "" on failure.
+  std::string Write(const ImplInfo& impl, const PlanItem& item, std::int32_t item_index, Output o,
+                    std::int64_t row, Verdict verdict, double bound_use, const std::string& why,
+                    const std::string& summary, std::int64_t max_values) {
+    const Case full = PlanCase(impl, item, opt.seed);
+    std::int64_t kept_row = -1;
+    Case c = Shrink(impl, full, o, row, verdict, bound_use, &kept_row);
+    if (static_cast<std::int64_t>(c.x.size()) > max_values) return "";
+    const auto key = std::make_tuple(impl.name, item_index, kept_row);
+    if (auto it = written.find(key); it != written.end()) return it->second;
+    std::string name = FileSafe(impl.name) + "__" + item.family + "_d" + std::to_string(full.d) +
+                       "_s" + std::to_string(full.provenance.seed.value_or(0));
+    if (kept_row >= 0) name += "_r" + std::to_string(kept_row);
+    const std::string rel = "cases/" + name + ".case";
+    c.kernel = impl.name;
+    c.provenance.found_by = opt.found_by;
+    c.provenance.why += "; " + why;
+    c.provenance.replay = ReplayCommand(opt, impl, rel);
+    c.provenance.notes.push_back("status " + std::string(StatusName(impl.status)) +
+                                 (kept_row >= 0 ? "; row " + std::to_string(kept_row) + " of a " +
+                                                      std::to_string(full.rows) + "-row case"
+                                                : ""));
+    c.provenance.notes.push_back("result " + summary);
+    std::error_code ec;
+    std::filesystem::create_directories(std::filesystem::path(opt.out_dir) / "cases", ec);
+    std::string error;
+    if (!WriteCaseFile((std::filesystem::path(opt.out_dir) / rel).string(), c, &error)) {
+      errors.push_back("cannot write " + rel + ": " + error);
+      return "";
+    }
+    written[key] = rel;
+    return rel;
+  }
+};
+
+}  // namespace
+
+std::string FileSafe(const std::string& s) {
+  std::string o;
+  for (char ch : s) {
+    const bool ok = std::isalnum(static_cast<unsigned char>(ch)) || ch == '.' || ch == '-' || ch == '_';
+    o += ok ? ch : '_';
+  }
+  return o;
+}
+
+std::string ReplayCommand(const CaseWriteOptions& opt, const ImplInfo& impl,
+                          const std::string& relative_case_path) {
+  std::string cmd;
+  if (IsPlugin(impl) && !opt.plugin_paths.empty()) {
+    std::string joined;
+    for (const std::string& p : opt.plugin_paths) joined += (joined.empty() ? "" : ":") + p;
+    cmd = "LNV_PLUGINS=" + ShellQuote(joined) + " ";
+  }
+  const std::string path = (std::filesystem::path(opt.out_dir) / relative_case_path).string();
+  return cmd + opt.replay_program + " --replay " + ShellQuote(path);
+}
+
+std::vector<std::string> WriteCaseFiles(const CaseWriteOptions& opt, SweepResult* result) {
+  Writer w{opt, {}, {}};
+  for (KernelReport& k : result->kernels) {
+    for (Finding& f : k.findings) {
+      const PlanItem& item = result->plan[f.item];
+      const double use = f.worst ? f.worst->bound_use : 0.0;
+      f.case_file = w.Write(k.info, item, f.item, f.output, f.worst_row, f.verdict, use,
+                            std::string(VerdictName(f.verdict)) + " on " +
+                                std::string(OutputName(f.output)),
+                            f.summary, std::numeric_limits<std::int64_t>::max());
+      if (!f.case_file.empty()) f.replay = ReplayCommand(opt, k.info, f.case_file);
+    }
+    for (int o = 0; o < 6; ++o) {
+      OutputSummary& s = k.outputs[o];
+      if (!s.present || !s.worst || s.worst_item < 0) continue;
+      const PlanItem& item = result->plan[s.worst_item];
+      char summary[160];
+      std::snprintf(summary, sizeof summary, "worst %s over the report: %.4g ulp, bound use %.4g (%s)",
+                    std::string(OutputName(static_cast<Output>(o))).c_str(), s.worst->ulps,
+                    s.worst->bound_use, std::string(VerdictName(s.worst->verdict)).c_str());
+      s.worst_case_file = w.Write(k.info, item, s.worst_item, static_cast<Output>(o), s.worst_row,
+                                  s.worst->verdict, s.worst->bound_use,
+                                  "worst " + std::string(OutputName(static_cast<Output>(o))) +
+                                      " of this kernel in the report",
+                                  summary, kMaxWorstCaseValues);
+    }
+  }
+  return w.errors;
+}
+
+}  // namespace lnv::report

@@ -1,0 +1,50 @@
+// errors.json (schema in reports/SCHEMA.md): the sweep's result as JSON, and
+// reading it back. Numbers that can be non-finite are written as the strings
+// "inf", "-inf", "nan"; numbers that matter exactly also as C99 hex floats
+// ("*_hex", printf("%a")), which read back bit for bit.
+#ifndef LNV_REPORTS_ERRORS_JSON_H_
+#define LNV_REPORTS_ERRORS_JSON_H_
+
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "reports/sweep.h"
+
+namespace lnv::report {
+
+inline constexpr int kSchemaVersion = 1;
+
+// A double as JSON: a number when finite, else "inf", "-inf" or "nan".
+nlohmann::json Num(double v);
+// The inverse of Num (and of a hex-float string); NaN for anything else.
+double ReadNum(const nlohmann::json& j);
+// "0x1.8p+1", "inf", "-inf", "nan".
+std::string Hex(double v);
+
+// What the status of a kernel requires, and whether it got it.
+// claims_bound and plugin: no failure; negative_control: a failure (caught);
+// observed: as its recorded baseline (none is recorded: always as expected).
+std::string StatusWord(const ImplInfo& impl);  // claims_bound|negative_control|observed|plugin
+bool MeetsExpectation(const KernelReport& k);
+
+struct ReportInputs {
+  nlohmann::json context;
+  std::vector<std::string> load_errors;  // plugins that did not load
+  std::vector<std::string> write_errors;  // case files that could not be written
+};
+
+nlohmann::json ToJson(const SweepResult& result, const ReportInputs& inputs);
+
+// Reads and checks an errors.json (its schema_version and the keys the
+// renderer needs). Returns "" or a one-line reason.
+std::string LoadReport(const std::string& path, nlohmann::json* out);
+std::string CheckReport(const nlohmann::json& j);
+
+// 0 when every kernel is as its status expects and every plugin loaded, else 1.
+int ExitStatusOf(const nlohmann::json& report);
+
+}  // namespace lnv::report
+
+#endif  // LNV_REPORTS_ERRORS_JSON_H_

@@ -1,0 +1,107 @@
+// ln_report as a user runs it: usage errors, a plugin's kernels with
+// verdicts, and --render / --compare of what a run wrote.
+#include <sys/wait.h>
+
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "reports/errors_json.h"
+
+namespace lnv::report {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+struct Ran {
+  int rc = 0;
+  std::string out;
+};
+
+Ran RunReport(const std::string& args) {
+  const std::string log = ::testing::TempDir() + "ln_report_cli.log";
+  const int rc = std::system((std::string("'") + LNV_LN_REPORT + "' " + args + " > '" + log +
+                              "' 2>&1").c_str());
+  std::ifstream in(log);
+  std::stringstream s;
+  s << in.rdbuf();
+  return {WIFEXITED(rc) ? WEXITSTATUS(rc) : -1, s.str()};
+}
+
+TEST(LnReportCli, BadUsageExitsTwoWithOneLine) {
+  for (const char* args : {"--budget slow", "--render /nonexistent/errors.json",
+                           "--plugin /nonexistent/plugin.so", "--impls 'no/such/*'", "extra"}) {
+    const Ran r = RunReport(args);
+    EXPECT_EQ(r.rc, 2) << args << ": " << r.out;
+    EXPECT_EQ(r.out.rfind("ln_report: ", 0), 0u) << r.out;
+    EXPECT_EQ(r.out.find('\n'), r.out.size() - 1) << r.out;
+  }
+}
+
+TEST(LnReportCli, HelpExitsZero) {
+  const Ran r = RunReport("--help");
+  EXPECT_EQ(r.rc, 0);
+  EXPECT_NE(r.out.find("usage: ln_report"), std::string::npos);
+}
+
+// One quick sweep of the test plugin, shared by the tests below.
+const fs::path& PluginReport() {
+  static const fs::path dir = [] {
+    const fs::path d = fs::path(::testing::TempDir()) / "ln_report_plugin";
+    fs::remove_all(d);
+    const Ran r = RunReport(std::string("--plugin '") + LNV_TEST_PLUGIN + "' --impls 'plugin:*' " +
+                            "--out '" + d.string() + "' --jobs 2 --quiet --seed 5");
+    // The broken plugin kernel is a finding: exit 1.
+    EXPECT_EQ(r.rc, 1) << r.out;
+    EXPECT_NE(r.out.find("seed 5"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("open " + (d / "index.html").string()), std::string::npos) << r.out;
+    return d;
+  }();
+  return dir;
+}
+
+TEST(LnReportCli, APluginsKernelsGetVerdictsUnderTheGenericBound) {
+  json j;
+  ASSERT_EQ(LoadReport((PluginReport() / "errors.json").string(), &j), "");
+  ASSERT_EQ(j["impls"].size(), 2u);
+  std::map<std::string, json> by_name;
+  for (const json& i : j["impls"]) by_name[i["name"]] = i;
+  const json& good = by_name["plugin:report_test_plugin/f32/two_pass_double/cpu"];
+  const json& bad = by_name["plugin:report_test_plugin/f32/mean_off_by_one/cpu"];
+  EXPECT_EQ(good["status"], "plugin");
+  EXPECT_EQ(good["verdict"], "pass");
+  EXPECT_EQ(good["expected"], true);
+  EXPECT_EQ(bad["status"], "plugin");
+  EXPECT_EQ(bad["verdict"], "fail");
+  EXPECT_EQ(bad["expected"], false);
+  EXPECT_FALSE(good["outputs"].contains("dx"));  // forward only
+  ASSERT_FALSE(j["findings"].empty());
+  const json& f = j["findings"][0];
+  EXPECT_EQ(f["kernel"], "plugin:report_test_plugin/f32/mean_off_by_one/cpu");
+  EXPECT_EQ(f["what"], "claim broken");
+  EXPECT_NE(f["replay"].get<std::string>().find("LNV_PLUGINS="), std::string::npos);
+  EXPECT_TRUE(fs::exists(PluginReport() / f["case_file"].get<std::string>()));
+  EXPECT_TRUE(fs::exists(PluginReport() / "index.html"));
+}
+
+TEST(LnReportCli, RenderAndCompareRedrawWhatARunWrote) {
+  const fs::path out = fs::path(::testing::TempDir()) / "ln_report_rerender";
+  fs::remove_all(out);
+  const std::string json_path = (PluginReport() / "errors.json").string();
+  const Ran r = RunReport("--render '" + json_path + "' --compare '" + json_path + "' --out '" +
+                          out.string() + "'");
+  EXPECT_EQ(r.rc, 1) << r.out;  // the data's status: the broken plugin kernel
+  EXPECT_NE(r.out.find("0 worse, 0 better"), std::string::npos) << r.out;
+  std::ifstream in(out / "index.html");
+  std::stringstream s;
+  s << in.rdbuf();
+  EXPECT_NE(s.str().find("id=\"compare\""), std::string::npos);
+  EXPECT_NE(s.str().find("plugin:report_test_plugin/f32/mean_off_by_one/cpu"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace lnv::report

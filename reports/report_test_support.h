@@ -1,0 +1,48 @@
+// Shared by the reports/ tests: registry kernels by name and a small plan
+// that exercises every chart role in a fraction of a second.
+#ifndef LNV_REPORTS_REPORT_TEST_SUPPORT_H_
+#define LNV_REPORTS_REPORT_TEST_SUPPORT_H_
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "impls/registry.h"
+#include "reports/plan.h"
+#include "reports/sweep.h"
+
+namespace lnv::report {
+
+inline const ImplInfo& Kernel(const std::string& name) {
+  for (const ImplInfo& i : AllImpls()) {
+    if (i.name == name) return i;
+  }
+  ADD_FAILURE() << "no kernel " << name;
+  return AllImpls().front();
+}
+
+inline std::vector<PlanItem> SmallPlan() {
+  return {{"large_mean", 16, 8, 0, 0, 0, kRoleKappa},
+          {"tiny_magnitude", 8, 4, 0, 0, 0, kRoleMagnitude},
+          {"huge_magnitude", 8, 4, 0, 0, 0, kRoleMagnitude},
+          {"standard_normal", 1, 4, 0, 0, 0, kRoleDSweep},
+          {"standard_normal", 8, 4, 0, 0, 0, kRoleDSweep | kRoleMagnitude},
+          {"standard_normal", 33, 2, 0, 0, 0, kRoleDSweep},
+          {"nan_inf_rows", 8, 5, 0, 0, 0, kRoleNone}};
+}
+
+// Two-pass (claims its bound), one-pass (the negative control) and an fp16
+// Welford kernel (another dtype group), over the small plan.
+inline SweepResult SmallSweep(int jobs = 1) {
+  SweepOptions o;
+  o.jobs = jobs;
+  o.plan = SmallPlan();
+  o.impls = {Kernel("f32/two_pass/cpu-scalar"), Kernel("f32/one_pass/cpu-scalar"),
+             Kernel("f16/welford/cpu-scalar")};
+  return RunSweep(o);
+}
+
+}  // namespace lnv::report
+
+#endif  // LNV_REPORTS_REPORT_TEST_SUPPORT_H_

@@ -1,0 +1,103 @@
+// The measuring half of ln_report: every kernel over the plan's cases, judged
+// with harness/judge. Kernels sharing (norm, x dtype, param dtype) share each
+// case and the oracle's answer for it (ComputeReference once, then
+// JudgeWithReference per kernel). Cases run on --jobs threads; the result is
+// merged in plan order, so it does not depend on the number of jobs.
+#ifndef LNV_REPORTS_SWEEP_H_
+#define LNV_REPORTS_SWEEP_H_
+
+#include <array>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "harness/case_file.h"
+#include "harness/check.h"
+#include "harness/judge.h"
+#include "impls/registry.h"
+#include "reports/measure.h"
+#include "reports/plan.h"
+
+namespace lnv::report {
+
+// One kernel's outputs over every case.
+struct OutputSummary {
+  bool present = false;
+  Verdict verdict = Verdict::kPass;  // worst over the cases
+  double max_ulp = 0.0;
+  double max_bound_use = 0.0;
+  std::int64_t count = 0, unclaimed = 0, out_of_range = 0, undecided = 0;
+  std::optional<ElementResult> worst;  // worst element over every case
+  std::int32_t worst_item = -1;        // its case (plan item)
+  std::int64_t worst_row = -1;
+  UlpHistogram hist;
+  std::vector<RowPoint> points;        // y and dx: per-row points of the charted cases
+  std::string worst_case_file;         // filled by WriteCaseFiles
+};
+
+// A broken claim (or a caught negative control): the worst case of one
+// family for one kernel.
+struct Finding {
+  std::int32_t item = -1;
+  std::int64_t d = 0, rows = 0;  // the case's shape
+  Output output = Output::kY;  // the output that decides the verdict
+  Verdict verdict = Verdict::kPass;
+  std::optional<ElementResult> worst;
+  std::int64_t worst_row = -1;
+  std::string summary;  // per output: max ulp, bound use, verdict
+  double kappa = 0.0, log2_mag = 0.0;  // of the worst row; NaN for column outputs
+  std::string case_file, replay;       // filled by WriteCaseFiles
+};
+
+struct KernelReport {
+  ImplInfo info;
+  std::int64_t cases = 0;
+  std::int64_t kernel_errors = 0;  // cases where a call returned non-zero
+  std::string first_error;         // the first such message
+  Verdict verdict = Verdict::kPass;  // worst over the cases
+  std::array<OutputSummary, 6> outputs;  // indexed by Output
+  std::map<std::int64_t, std::array<double, 6>> use_by_d;  // d sweep: max bound use per output
+  std::vector<Finding> findings;  // in plan order of the families' first failures
+};
+
+struct SweepOptions {
+  Budget budget = Budget::kQuick;
+  std::uint64_t seed = kDefaultSeed;
+  int jobs = 1;
+  std::vector<ImplInfo> impls;  // the kernels to sweep (already filtered)
+  std::vector<PlanItem> plan;   // empty: ReportPlan(budget); tests pass a small one
+  // A plugin kernel's case runs in a child process; one that gives no answer
+  // within this is killed and reported as hung.
+  double plugin_timeout_seconds = 300;
+  // Called from the calling thread about twice a second, and once at the end.
+  std::function<void(double done_fraction, std::int64_t cases_done, std::int64_t cases_total)>
+      progress;
+};
+
+struct SweepResult {
+  std::vector<PlanItem> plan;
+  std::vector<std::pair<std::int64_t, std::int64_t>> shapes;  // per plan item: the case's d, rows
+  std::vector<KernelReport> kernels;  // in the order of SweepOptions::impls
+  std::int64_t cases_judged = 0;      // kernel x case judgements
+  double seconds = 0.0;
+};
+
+SweepResult RunSweep(const SweepOptions& options);
+
+// The case of plan item `item` for kernels like `impl` (deterministic).
+Case PlanCase(const ImplInfo& impl, const PlanItem& item, std::uint64_t seed);
+
+// The output that decides a case's verdict: the worst output's, ties broken
+// by bound use.
+Output DecidingOutput(const CaseMeasure& m);
+
+// Kernel report verdict words of errors.json: "pass", "fail" (a broken bound
+// or contract on some case), "error" (it never ran: every call failed).
+std::string KernelVerdictWord(const KernelReport& k);
+
+}  // namespace lnv::report
+
+#endif  // LNV_REPORTS_SWEEP_H_

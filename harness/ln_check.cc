@@ -1,10 +1,12 @@
 // ln_check: every registered kernel over the input families, against the
 // exact oracle and each kernel's derived bound. See CheckUsage() (--help).
+#include <algorithm>
 #include <iostream>
 #include <string>
 #include <vector>
 
 #include "harness/check.h"
+#include "impls/plugin/loader.h"
 #include "impls/registry.h"
 
 int main(int argc, char** argv) {
@@ -20,6 +22,20 @@ int main(int argc, char** argv) {
     std::cout << lnv::CheckUsage();
     return 0;
   }
-  if (!replay.empty()) return lnv::ReplayCase(replay, lnv::AllImpls(), std::cout, std::cerr);
-  return lnv::RunCheck(options, std::cout).exit_code;
+  // Plugins first: the isolation's launcher process must inherit them.
+  const lnv::PluginLoad loaded = lnv::ImplsWithPlugins(options.plugins);
+  for (const std::string& e : loaded.errors) std::cerr << "ln_check: " << e << "\n";
+  const int load_status = loaded.errors.empty() ? 0 : 2;
+  if (!replay.empty()) {
+    const int rc = lnv::ReplayCase(replay, loaded.impls, std::cout, std::cerr, options.timeout_seconds);
+    return std::max(rc, load_status);
+  }
+  options.impls = loaded.impls;
+  const int rc = lnv::RunCheck(options, std::cout).exit_code;
+  if (load_status != 0) {
+    std::cout << "ln_check: " << loaded.errors.size()
+              << " plugin error(s); the kernels that loaded were checked:\n";
+    for (const std::string& e : loaded.errors) std::cout << "  " << e << "\n";
+  }
+  return std::max(rc, load_status);
 }

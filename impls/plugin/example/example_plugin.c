@@ -22,7 +22,8 @@
  *   eps is scaled by 2^-2e in double, where it cannot overflow, and the
  *   results are scaled back in double before the one rounding to float.
  * Specials: a row holding NaN or +-inf gives NaN for all of its outputs (y,
- *   mean, rstd, dx) and makes dgamma and dbeta NaN, as the oracle does.
+ *   mean, rstd, dx) and makes every dgamma NaN, as the oracle does; dbeta,
+ *   the column sums of dy, does not depend on x.
  * Return codes: 0 success, 1 invalid arguments, 2 out of memory. */
 #include <float.h>
 #include <math.h>
@@ -125,7 +126,8 @@ static int Backward(const lnv_backward_args* a, int layer_norm) {
     if (!s.finite) {
       for (int64_t i = 0; i < d; ++i) {
         dx[i] = NAN;
-        dgamma[i] = dbeta[i] = NAN;
+        dgamma[i] = NAN;
+        dbeta[i] += dy[i];
       }
       continue;
     }

@@ -67,9 +67,9 @@ Isolator* IsolateTest::isolator_ = nullptr;
 
 TEST_F(IsolateTest, AWellBehavedKernelGivesTheSameBitsAsADirectCall) {
   Call isolated, direct;
-  const CallResult r = Run("f32/two_pass/c", &isolated);
+  const CallResult r = Run("f32/layer_norm/c", &isolated);
   EXPECT_EQ(r.status, CallStatus::kOk) << r.message;
-  ASSERT_EQ(Kernel("f32/two_pass/c").forward(&direct.args), 0);
+  ASSERT_EQ(Kernel("f32/layer_norm/c").forward(&direct.args), 0);
   EXPECT_EQ(std::memcmp(isolated.y.data(), direct.y.data(), 16 * sizeof(float)), 0);
   EXPECT_EQ(std::memcmp(isolated.mean.data(), direct.mean.data(), 2 * sizeof(float)), 0);
   EXPECT_EQ(std::memcmp(isolated.rstd.data(), direct.rstd.data(), 2 * sizeof(float)), 0);
@@ -159,7 +159,7 @@ TEST_F(IsolateTest, TheIsolatorKeepsWorkingAfterEveryKindOfFailure) {
     EXPECT_NE(Run(bad, &call).status, CallStatus::kOk);
   }
   Call call;
-  EXPECT_EQ(Run("f32/two_pass/c", &call).status, CallStatus::kOk);
+  EXPECT_EQ(Run("f32/layer_norm/c", &call).status, CallStatus::kOk);
 }
 
 TEST_F(IsolateTest, TheJudgeReportsACrashingBackwardAsItsVerdictWithTheForwardJudged) {
@@ -178,7 +178,7 @@ TEST_F(IsolateTest, TheJudgeReportsACrashingBackwardAsItsVerdictWithTheForwardJu
   EXPECT_TRUE(IsFailure(Verdict::kCrashed));
   EXPECT_EQ(VerdictName(Verdict::kBufferOverrun), "buffer_overrun");
   // Negative control: the example kernel through the same isolator passes.
-  EXPECT_EQ(Judge(Kernel("f32/two_pass/c"), c, opt).verdict, Verdict::kPass);
+  EXPECT_EQ(Judge(Kernel("f32/layer_norm/c"), c, opt).verdict, Verdict::kPass);
 }
 
 TEST(Isolator, NullPointersStayNullInTheWorker) {

@@ -35,8 +35,8 @@ std::filesystem::path TempDir(const std::string& name) {
 TEST(PluginLoader, TheExamplePluginLoadsAsTwoClaimsBoundKernelsUnderTheGenericBound) {
   const PluginLoad load = LoadPlugins({LNV_EXAMPLE_PLUGIN});
   EXPECT_TRUE(load.errors.empty()) << load.errors.front();
-  ASSERT_EQ(Names(load), (std::vector<std::string>{"plugin:lnv_example/f32/two_pass/c",
-                                                   "plugin:lnv_example/f32/rms/c"}));
+  ASSERT_EQ(Names(load), (std::vector<std::string>{"plugin:lnv_example/f32/layer_norm/c",
+                                                   "plugin:lnv_example/f32/rms_norm/c"}));
   for (const ImplInfo& i : load.impls) {
     EXPECT_TRUE(IsPluginImpl(i));
     EXPECT_EQ(i.status, ImplStatus::kClaimsBound);
@@ -113,7 +113,7 @@ TEST(PluginLoader, TwoLibrariesWithTheSameStemCollideByName) {
   const PluginLoad load = LoadPlugins({LNV_EXAMPLE_PLUGIN, copy.string()});
   EXPECT_EQ(load.impls.size(), 2u);
   ASSERT_EQ(load.errors.size(), 2u);
-  EXPECT_NE(load.errors[0].find("duplicate name plugin:lnv_example/f32/two_pass/c"),
+  EXPECT_NE(load.errors[0].find("duplicate name plugin:lnv_example/f32/layer_norm/c"),
             std::string::npos);
 }
 
@@ -147,7 +147,7 @@ TEST(PluginLoader, LnvPluginsIsColonSeparatedAndComesBeforeTheCommandLine) {
   unsetenv("LNV_PLUGINS");
   ASSERT_EQ(all.impls.size(), AllImpls().size() + 3);
   EXPECT_EQ(all.impls[AllImpls().size()].name, "plugin:lnv_abi_fine/f32/fine/test");
-  EXPECT_EQ(all.impls.back().name, "plugin:lnv_example/f32/rms/c");
+  EXPECT_EQ(all.impls.back().name, "plugin:lnv_example/f32/rms_norm/c");
   ASSERT_EQ(all.errors.size(), 1u);
   EXPECT_NE(all.errors[0].find("returned NULL"), std::string::npos);
 }

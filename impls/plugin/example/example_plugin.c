@@ -4,8 +4,8 @@
  * check it.
  *
  * Kernels (registry names "plugin:lnv_example/<name>"):
- *   f32/two_pass/c   LayerNorm     x, gamma, beta f32
- *   f32/rms/c        RMSNorm       x, gamma f32 (beta must be NULL)
+ *   f32/layer_norm/c LayerNorm     x, gamma, beta f32
+ *   f32/rms_norm/c   RMSNorm       x, gamma f32 (beta must be NULL)
  * Algorithm: two passes over the row (LayerNorm: mean, then the sum of
  *   squared deviations; RMSNorm: the sum of squares), each a left-to-right
  *   float sum. The backward recomputes the row statistics from x the same way
@@ -165,9 +165,9 @@ static int RmsNormForward(const lnv_forward_args* a) { return Forward(a, 0); }
 static int RmsNormBackward(const lnv_backward_args* a) { return Backward(a, 0); }
 
 static const lnv_kernel kKernels[] = {
-    {sizeof(lnv_kernel), "f32/two_pass/c", LNV_LAYER_NORM, LNV_F32, LNV_F32, LNV_F32,
+    {sizeof(lnv_kernel), "f32/layer_norm/c", LNV_LAYER_NORM, LNV_F32, LNV_F32, LNV_F32,
      LayerNormForward, LayerNormBackward},
-    {sizeof(lnv_kernel), "f32/rms/c", LNV_RMS_NORM, LNV_F32, LNV_F32, LNV_F32, RmsNormForward,
+    {sizeof(lnv_kernel), "f32/rms_norm/c", LNV_RMS_NORM, LNV_F32, LNV_F32, LNV_F32, RmsNormForward,
      RmsNormBackward},
 };
 

@@ -1,16 +1,22 @@
 #include "harness/check.h"
 
+#include <algorithm>
 #include <charconv>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <map>
+#include <memory>
+#include <set>
 #include <string_view>
 #include <tuple>
 
+#include "harness/baseline.h"
 #include "harness/families.h"
 #include "harness/formats.h"
+#include "harness/isolate.h"
+#include "impls/plugin/loader.h"
 
 namespace lnv {
 namespace {
@@ -68,14 +74,36 @@ Output DecidingOutput(const Judgement& j) {
 
 bool MeetsExpectation(ImplStatus status, bool any_failure) {
   switch (status) {
-    case ImplStatus::kClaimsBound:
-      return !any_failure;
-    case ImplStatus::kNegativeControl:
-      return any_failure;
-    case ImplStatus::kObserved:
-      return true;  // compared to a baseline elsewhere
+    case ImplStatus::kClaimsBound: return !any_failure;
+    case ImplStatus::kNegativeControl: return any_failure;
+    case ImplStatus::kObserved: return true;  // compared with its baseline (CompareWithBaseline)
   }
   return false;
+}
+
+// The runner for a kernel: plugin kernels go through the isolator, if any.
+JudgeOptions OptionsFor(const ImplInfo& impl, Isolator* isolator) {
+  JudgeOptions jo;
+  if (isolator != nullptr && IsPluginImpl(impl)) jo.runner = isolator;
+  return jo;
+}
+
+// An isolator when any of the kernels is a plugin's (made before any kernel runs).
+std::unique_ptr<Isolator> MakeIsolator(const std::vector<const ImplInfo*>& impls, bool isolate,
+                                       double timeout_seconds, std::ostream& out) {
+  if (!isolate || std::none_of(impls.begin(), impls.end(),
+                               [](const ImplInfo* i) { return IsPluginImpl(*i); })) {
+    return nullptr;
+  }
+  IsolateOptions io;
+  io.timeout_seconds = timeout_seconds;
+  auto isolator = std::make_unique<Isolator>(io);
+  if (!isolator->error().empty()) {
+    out << "ln_check: cannot run plugin kernels in a child process (" << isolator->error()
+        << "): they run in this one\n";
+    return nullptr;
+  }
+  return isolator;
 }
 
 std::string BudgetName(Budget b) { return b == Budget::kQuick ? "quick" : "full"; }
@@ -96,16 +124,27 @@ struct Written {
   std::string path, summary, error;
 };
 Written WriteFailure(const CheckOptions& opt, const ImplInfo& impl, const Case& c,
-                     const Judgement& j, const PlannedRun& run) {
+                     const Judgement& j, const PlannedRun& run, const JudgeOptions& jo) {
   Case w = c;
   Judgement jw = j;
   const Output o = DecidingOutput(j);
   if (c.rows > 1 && RowLocal(o) && j[o].worst) {
     Case one = SelectRows(c, {RowOf(o, *j[o].worst, c.d)});
-    Judgement j1 = Judge(impl, one);
+    Judgement j1 = Judge(impl, one, jo);
     if (IsFailure(j1.verdict)) {
       w = std::move(one);
       jw = std::move(j1);
+    }
+  } else if (c.rows > 1 && jo.runner != nullptr &&
+             (j.verdict == Verdict::kCrashed || j.verdict == Verdict::kBufferOverrun ||
+              j.verdict == Verdict::kKernelError)) {
+    // A crash has no worst element: find fewer rows that still crash (not
+    // for a hang: every try would cost the timeout).
+    const auto crashes = [&](const Case& cand) { return Judge(impl, cand, jo).verdict == j.verdict; };
+    Case one = ShrinkCase(c, crashes, {}, 64);
+    if (one.rows < c.rows) {
+      w = std::move(one);
+      jw = Judge(impl, w, jo);
     }
   }
   Written out;
@@ -138,10 +177,9 @@ void PrintTable(const std::vector<KernelSummary>& ks, std::ostream& out) {
       << Pad("(of)", 7) << "verdict\n";
   for (const KernelSummary& k : ks) {
     std::string verdict(VerdictName(k.verdict));
-    if (k.status == ImplStatus::kNegativeControl)
-      verdict += k.ok ? " (caught)" : " (NOT CAUGHT)";
-    else if (!k.ok)
-      verdict += " (FAILED)";
+    if (k.status == ImplStatus::kNegativeControl) verdict += k.ok ? " (caught)" : " (NOT CAUGHT)";
+    else if (k.status == ImplStatus::kObserved) verdict += " (baseline " + k.baseline + ")";
+    else if (!k.ok) verdict += " (FAILED)";
     out << Pad(k.name, wn) << "  " << Pad(std::string(DTypeName(k.dtype)), 5) << "  "
         << Pad(std::string(StatusName(k.status)), 16) << PadLeft(std::to_string(k.cases), 5)
         << PadLeft(Fmt("%.4g", k.max_ulp), 11) << "  "
@@ -149,6 +187,202 @@ void PrintTable(const std::vector<KernelSummary>& ks, std::ostream& out) {
         << PadLeft(Fmt("%.4g", k.max_bound_use), 10) << "  "
         << Pad(std::string(OutputName(k.max_use_output)), 7) << verdict << "\n";
   }
+}
+
+// The first case (and its run and judgement) that showed each finding of an
+// observed kernel.
+struct FoundCase {
+  Case c;
+  Judgement j;
+  PlannedRun run;
+};
+using Found = std::map<Finding, FoundCase>;
+
+std::string BaselinesDir(const CheckOptions& opt) {
+  return opt.baselines_dir.empty() ? DefaultBaselinesDir() : opt.baselines_dir;
+}
+
+// How a baseline's case file is named in replay commands: relative to the
+// source tree for the recorded baselines, as given otherwise.
+std::string CaseRef(const CheckOptions& opt, const std::string& name) {
+  if (opt.baselines_dir.empty()) return "impls/thirdparty/baselines/" + name;
+  return (std::filesystem::path(opt.baselines_dir) / name).string();
+}
+
+bool StillShows(const ImplInfo& impl, const Case& c, const Finding& f) {
+  return FindingsOf(f.family, Judge(impl, c)).contains(f);
+}
+
+// Observed kernel: compares this run's findings with the recorded ones,
+// replays every recorded case, and writes a case for each new finding.
+// Returns whether nothing changed.
+bool CompareWithBaseline(const CheckOptions& opt, const ImplInfo& impl, const Found& found,
+                         KernelSummary* s, std::ostream& out) {
+  const std::string dir = BaselinesDir(opt);
+  const std::string path = BaselinePath(dir, impl.name);
+  const std::string tag = "BASELINE " + impl.name + ": ";
+  std::set<Finding> observed;
+  for (const auto& [f, fc] : found) observed.insert(f);
+  Baseline b;
+  std::string error;
+  if (!std::filesystem::exists(path)) {
+    s->baseline = "MISSING";
+    out << tag << "none recorded at " << path << "; this run found " << observed.size()
+        << " finding(s): record them with --write-baselines\n";
+    return false;
+  }
+  if (!ReadBaseline(path, &b, &error)) {
+    s->baseline = "UNREADABLE";
+    out << tag << error << "\n";
+    return false;
+  }
+  bool ok = true;
+  const BaselineRun* run = b.FindRun(BudgetName(opt.budget), opt.seed);
+  if (run == nullptr) {
+    s->baseline = "not compared";
+    out << "baseline " << impl.name << ": no recorded run for budget " << BudgetName(opt.budget)
+        << ", seed " << opt.seed << ": findings not compared (recorded cases still replayed)\n";
+  } else {
+    const BaselineDiff diff = CompareFindings(run->findings, observed, opt.families_glob);
+    for (const Finding& f : diff.added) {
+      out << tag << "NEW finding " << FindingText(f) << "\n";
+      if (!opt.write_cases) continue;
+      const FoundCase& fc = found.at(f);
+      const Written w = WriteFailure(opt, impl, fc.c, fc.j, fc.run, {});
+      if (w.path.empty()) {
+        out << "  cannot write its case: " << w.error << "\n";
+        continue;
+      }
+      s->case_files.push_back(w.path);
+      out << "  case   " << w.path << "\n  replay " << opt.program << " --replay " << w.path
+          << "\n  result " << w.summary << "\n";
+    }
+    for (const Finding& f : diff.vanished) {
+      out << tag << "VANISHED finding " << FindingText(f) << " (recorded in " << path << ")\n";
+      if (const auto c = b.cases.find(f); c != b.cases.end()) {
+        out << "  replay " << opt.program << " --replay " << CaseRef(opt, c->second) << "\n";
+      }
+    }
+    ok = !diff.Changed();
+    std::size_t compared = 0;
+    for (const Finding& f : run->findings) compared += GlobMatch(opt.families_glob, f.family);
+    s->baseline = ok ? "matches, " + std::to_string(compared) + " finding(s)"
+                     : "CHANGED: " + std::to_string(diff.added.size()) + " new, " +
+                           std::to_string(diff.vanished.size()) + " vanished";
+  }
+  // Every recorded case must still show its finding.
+  for (const auto& [f, name] : b.cases) {
+    if (!GlobMatch(opt.families_glob, f.family)) continue;
+    const std::string cpath = (std::filesystem::path(dir) / name).string();
+    Case c;
+    std::string why;
+    if (!ReadCaseFile(cpath, &c, &error)) {
+      why = error;
+    } else if (c.kernel != impl.name) {
+      why = cpath + ": a case of " + c.kernel;
+    } else if (const std::string incompatible = CheckCompatible(impl, c); !incompatible.empty()) {
+      why = cpath + ": " + incompatible;
+    } else if (!StillShows(impl, c, f)) {
+      why = "recorded case no longer shows " + FindingText(f) + "\n  replay " + opt.program +
+            " --replay " + CaseRef(opt, name);
+    }
+    if (why.empty()) continue;
+    out << tag << why << "\n";
+    if (ok) s->baseline = "CHANGED: a recorded case";
+    ok = false;
+  }
+  return ok;
+}
+
+// --write-baselines: records this run's findings of an observed kernel as its
+// baseline for this budget and seed (other runs, and findings of families
+// outside --families, are kept), each with the smallest case found.
+bool RecordBaseline(const CheckOptions& opt, const ImplInfo& impl, const Found& found,
+                    KernelSummary* s, std::ostream& out) {
+  const std::string dir = BaselinesDir(opt);
+  const std::string path = BaselinePath(dir, impl.name);
+  Baseline b;
+  std::string error;
+  if (std::filesystem::exists(path) && !ReadBaseline(path, &b, &error)) {
+    out << "ln_check: " << error << ": not overwritten\n";
+    s->baseline = "UNREADABLE";
+    return false;
+  }
+  b.kernel = impl.name;
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  const std::string budget = BudgetName(opt.budget);
+  BaselineRun* run = nullptr;
+  for (BaselineRun& r : b.runs) {
+    if (r.budget == budget && r.seed == opt.seed) run = &r;
+  }
+  if (run == nullptr) {
+    b.runs.push_back({budget, opt.seed, {}});
+    run = &b.runs.back();
+  }
+  const std::set<Finding> before = run->findings;
+  std::erase_if(run->findings,
+                [&](const Finding& f) { return GlobMatch(opt.families_glob, f.family); });
+  int written = 0;
+  for (const auto& [f, fc] : found) {
+    run->findings.insert(f);
+    if (const auto c = b.cases.find(f); c != b.cases.end()) {
+      Case old;
+      if (ReadCaseFile((std::filesystem::path(dir) / c->second).string(), &old, &error) &&
+          CheckCompatible(impl, old).empty() && StillShows(impl, old, f)) {
+        continue;  // keep the recorded case: stable diffs
+      }
+    }
+    std::vector<std::int64_t> rows_first;
+    if (const auto o = std::find_if(kAllOutputs.begin(), kAllOutputs.end(),
+                                    [&](Output o) { return OutputName(o) == f.output; });
+        o != kAllOutputs.end() && RowLocal(*o) && fc.j[*o].worst) {
+      rows_first.push_back(RowOf(*o, *fc.j[*o].worst, fc.c.d));
+    }
+    Case w = ShrinkCase(fc.c, [&](const Case& cand) { return StillShows(impl, cand, f); },
+                        rows_first);
+    const std::string name = FindingCaseName(impl.name, f);
+    w.kernel = impl.name;
+    w.provenance.found_by = CommandLine(opt) + " --write-baselines";
+    w.provenance.why += "; " + f.verdict + " on " + f.output;
+    w.provenance.replay = opt.program + " --replay " + CaseRef(opt, name);
+    w.provenance.notes.push_back("status observed: a recorded finding of this third-party "
+                                 "kernel, listed in " +
+                                 std::filesystem::path(path).filename().string());
+    w.provenance.notes.push_back("result " + Summarize(Judge(impl, w)));
+    w.provenance.notes.push_back("shrunk from rows=" + std::to_string(fc.c.rows) + ", d=" +
+                                 std::to_string(fc.c.d) + " to rows=" + std::to_string(w.rows) +
+                                 ", d=" + std::to_string(w.d));
+    if (!WriteCaseFile((std::filesystem::path(dir) / name).string(), w, &error)) {
+      out << "ln_check: " << error << "\n";
+      s->baseline = "NOT WRITTEN";
+      return false;
+    }
+    b.cases[f] = name;
+    ++written;
+  }
+  // Forget (and delete) the cases of findings no run lists any more.
+  std::set<Finding> listed;
+  for (const BaselineRun& r : b.runs) listed.insert(r.findings.begin(), r.findings.end());
+  for (auto it = b.cases.begin(); it != b.cases.end();) {
+    if (listed.contains(it->first)) {
+      ++it;
+      continue;
+    }
+    std::filesystem::remove(std::filesystem::path(dir) / it->second, ec);
+    it = b.cases.erase(it);
+  }
+  if (!WriteBaseline(path, b, &error)) {
+    out << "ln_check: " << error << "\n";
+    s->baseline = "NOT WRITTEN";
+    return false;
+  }
+  const BaselineDiff diff = CompareFindings(before, run->findings, "*");
+  out << "baseline " << impl.name << ": wrote " << path << " (" << budget << ", seed " << opt.seed
+      << "): " << run->findings.size() << " finding(s), " << diff.added.size() << " new, "
+      << diff.vanished.size() << " gone; " << written << " case(s) written\n";
+  s->baseline = "written, " + std::to_string(run->findings.size()) + " finding(s)";
+  return true;
 }
 
 }  // namespace
@@ -206,6 +440,9 @@ CheckResult RunCheck(const CheckOptions& opt, std::ostream& out) {
     result.exit_code = 2;
     return result;
   }
+  const std::unique_ptr<Isolator> isolator =
+      MakeIsolator(impls, opt.isolate_plugins, opt.timeout_seconds, out);
+  std::vector<Found> found(impls.size());  // observed kernels' findings
   // Kernels sharing (norm, x dtype, param dtype) share cases and oracle answers.
   std::map<std::tuple<int, int, int>, std::vector<std::size_t>> groups;
   for (std::size_t k = 0; k < impls.size(); ++k) {
@@ -239,7 +476,8 @@ CheckResult RunCheck(const CheckOptions& opt, std::ostream& out) {
       for (std::size_t k : members) {
         const ImplInfo& impl = *impls[k];
         c.kernel = impl.name;
-        const Judgement j = JudgeWithReference(impl, c, ref);
+        const JudgeOptions jo = OptionsFor(impl, isolator.get());
+        const Judgement j = JudgeWithReference(impl, c, ref, jo);
         KernelSummary& s = result.kernels[k];
         ++s.cases;
         for (const OutputResult& o : j.outputs) {
@@ -260,12 +498,19 @@ CheckResult RunCheck(const CheckOptions& opt, std::ostream& out) {
         const bool first_failure = !any_failure[k];
         any_failure[k] = true;
         if (first_failure) s.first_failure = run.family + ": " + Summarize(j);
-        // Claims and observed kernels: a case per failing family; a caught
-        // negative control: its first catch, to show the replay.
-        const bool write =
-            opt.write_cases && (impl.status != ImplStatus::kNegativeControl || first_failure);
+        if (impl.status == ImplStatus::kObserved) {
+          // Compared with the baseline after the run; a case only if new.
+          for (const Finding& f : FindingsOf(run.family, j)) {
+            if (!found[k].contains(f)) found[k].emplace(f, FoundCase{c, j, run});
+          }
+          continue;
+        }
+        // Claims: a case per failing family; a caught negative control: its
+        // first catch, to show the replay.
+        const bool write = opt.write_cases &&
+                           (impl.status != ImplStatus::kNegativeControl || first_failure);
         if (!write) continue;
-        const Written w = WriteFailure(opt, impl, c, j, run);
+        const Written w = WriteFailure(opt, impl, c, j, run, jo);
         if (w.path.empty()) {
           out << "ln_check: cannot write a case for " << impl.name << ": " << w.error << "\n";
           continue;
@@ -282,16 +527,20 @@ CheckResult RunCheck(const CheckOptions& opt, std::ostream& out) {
   for (std::size_t k = 0; k < impls.size(); ++k) {
     KernelSummary& s = result.kernels[k];
     s.ok = MeetsExpectation(s.status, any_failure[k]);
+    if (s.status == ImplStatus::kObserved) {
+      s.ok = opt.write_baselines ? RecordBaseline(opt, *impls[k], found[k], &s, out)
+                                 : CompareWithBaseline(opt, *impls[k], found[k], &s, out);
+    }
     if (!s.ok) ++failed;
   }
   out << "\n";
   PrintTable(result.kernels, out);
   result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   result.exit_code = failed == 0 ? 0 : 1;
-  out << "\n"
-      << (failed == 0 ? "ok" : "FAILED") << ": " << impls.size() - failed << "/" << impls.size()
-      << " kernels as expected (claims_bound within bound, negative controls "
-      << "caught); seed " << opt.seed << "; " << Fmt("%.1f", result.seconds) << " s\n";
+  out << "\n" << (failed == 0 ? "ok" : "FAILED") << ": " << impls.size() - failed << "/"
+      << impls.size() << " kernels as expected (claims_bound within bound, negative controls "
+      << "caught, observed matching their baselines); seed " << opt.seed << "; "
+      << Fmt("%.1f", result.seconds) << " s\n";
   std::int64_t unclaimed = 0, undecided = 0;
   for (const KernelSummary& s : result.kernels) {
     unclaimed += s.unclaimed;
@@ -305,6 +554,7 @@ CheckResult RunCheck(const CheckOptions& opt, std::ostream& out) {
     if (s.ok) continue;
     out << "  " << s.name << ": "
         << (s.status == ImplStatus::kNegativeControl ? "negative control NOT caught"
+            : s.status == ImplStatus::kObserved      ? "baseline " + s.baseline
                                                      : s.first_failure)
         << "\n";
   }
@@ -312,7 +562,7 @@ CheckResult RunCheck(const CheckOptions& opt, std::ostream& out) {
 }
 
 int ReplayCase(const std::string& path, const std::vector<ImplInfo>& impls, std::ostream& out,
-               std::ostream& err) {
+               std::ostream& err, double timeout_seconds) {
   Case c;
   std::string error;
   if (!ReadCaseFile(path, &c, &error)) {
@@ -331,7 +581,8 @@ int ReplayCase(const std::string& path, const std::vector<ImplInfo>& impls, std:
     err << "ln_check: " << path << ": " << why << "\n";
     return 2;
   }
-  JudgeOptions jo;
+  const std::unique_ptr<Isolator> isolator = MakeIsolator({impl}, true, timeout_seconds, err);
+  JudgeOptions jo = OptionsFor(*impl, isolator.get());
   jo.keep_elements = true;
   const Judgement j = Judge(*impl, c, jo);
   out << "case    " << path << "\nkernel  " << impl->name << " (" << StatusName(impl->status)
@@ -401,13 +652,28 @@ std::string CheckUsage() {
          "  --cases-dir DIR    where failing cases are written (default lnv-cases/)\n"
          "  --no-cases         do not write case files\n"
          "  --replay FILE      judge the case in FILE again, element by element\n"
-         "  --plugin PATH      also check the kernels of a plugin shared library\n"
-         "                     (repeatable; LNV_PLUGINS adds colon-separated paths)\n"
+         "  --plugin PATH      also check the kernels of this plugin (a shared library\n"
+         "                     exporting lnv_plugin_get, impls/plugin/lnv_plugin.h);\n"
+         "                     repeatable, after those in LNV_PLUGINS (colon-separated)\n"
+         "  --timeout S        seconds a plugin kernel call may take (default 60)\n"
+         "  --no-isolation     run plugin kernels in this process (for a debugger)\n"
+         "  --baselines DIR    the observed kernels' baselines (default: the source\n"
+         "                     tree's impls/thirdparty/baselines)\n"
+         "  --write-baselines  record this run's findings of the observed kernels as\n"
+         "                     their baselines (for this budget and seed), with the\n"
+         "                     smallest case of each, instead of comparing\n"
          "  --help             this text\n"
          "\n"
-         "Exit status: 0 every claims_bound kernel within its bound and every\n"
-         "negative_control caught; 1 otherwise (a finding); 2 bad usage or unreadable\n"
-         "input. A replay exits 0 when its verdict is what the kernel's status expects.\n";
+         "Plugin kernels run in a child process: one that crashes, hangs, returns\n"
+         "non-zero or writes outside its buffers is a finding with its case.\n"
+         "Observed (third-party) kernels are compared with their recorded findings:\n"
+         "a new finding or a vanished one is a change.\n"
+         "\n"
+         "Exit status: 0 every claims_bound kernel within its bound, every\n"
+         "negative_control caught and every observed kernel matching its baseline;\n"
+         "1 otherwise (a finding); 2 bad usage, unreadable input, or a plugin that\n"
+         "could not be loaded (the other kernels are still checked). A replay exits 0\n"
+         "when its verdict is what the kernel's status expects.\n";
 }
 
 int ParseCheckArgs(const std::vector<std::string>& args, CheckOptions* o, bool* help,
@@ -471,11 +737,27 @@ int ParseCheckArgs(const std::vector<std::string>& args, CheckOptions* o, bool* 
     } else if (a == "--plugin") {
       if (!take(&v)) return 2;
       o->plugins.push_back(v);
+    } else if (a == "--timeout") {
+      if (!take(&v)) return 2;
+      double t = 0;
+      const auto [p, ec] = std::from_chars(v.data(), v.data() + v.size(), t);
+      if (ec != std::errc() || p != v.data() + v.size() || !(t > 0) || !std::isfinite(t)) {
+        *error = "--timeout: '" + v + "' is not a positive number of seconds";
+        return 2;
+      }
+      o->timeout_seconds = t;
+    } else if (a == "--no-isolation") {
+      o->isolate_plugins = false;
+    } else if (a == "--baselines") {
+      if (!take(&o->baselines_dir)) return 2;
+    } else if (a == "--write-baselines") {
+      o->write_baselines = true;
     } else {
       *error = "unknown argument '" + args[i] + "'";
       return 2;
     }
-    if (has_value && (a == "--help" || a == "-h" || a == "--no-cases")) {
+    if (has_value && (a == "--help" || a == "-h" || a == "--no-cases" || a == "--no-isolation" ||
+                      a == "--write-baselines")) {
       *error = a + " takes no value";
       return 2;
     }

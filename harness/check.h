@@ -1,7 +1,14 @@
 // The library behind ln_check: every registered kernel over the input
 // families, a table of results, a case file for each failure, and the exit
-// status of DESIGN.md §6 (0: every claim holds and every negative control is
-// caught; 1: a finding; 2: bad usage or unreadable input).
+// status of DESIGN.md §6 (0: every claim holds, every negative control is
+// caught and every observed kernel matches its baseline; 1: a finding; 2:
+// bad usage or unreadable input).
+//
+// Plugin kernels ("plugin:" names, impls/plugin/loader.h) run in a child
+// process (harness/isolate.h), so one that crashes, hangs or writes outside
+// its buffers is a finding with its case. Observed (third-party) kernels are
+// compared with their baselines (harness/baseline.h): only a change is a
+// finding, and only a new finding gets a case file in cases_dir.
 #ifndef LNV_HARNESS_CHECK_H_
 #define LNV_HARNESS_CHECK_H_
 
@@ -27,9 +34,14 @@ struct CheckOptions {
   std::string cases_dir = "lnv-cases";
   bool write_cases = true;
   std::string program = "ln_check";  // how the replay command names the tool
-  std::vector<std::string> plugins;  // --plugin paths (LNV_PLUGINS is read too)
   // The kernels to check; empty: AllImpls() (both filtered by impls_glob).
   std::vector<ImplInfo> impls;
+  // --plugin PATHs: loaded by the caller (ImplsWithPlugins) into `impls`.
+  std::vector<std::string> plugins;
+  bool isolate_plugins = true;   // run plugin kernels in a child process
+  double timeout_seconds = 60;   // per plugin kernel call
+  std::string baselines_dir;     // "": DefaultBaselinesDir() (harness/baseline.h)
+  bool write_baselines = false;  // record this run's findings instead of comparing
 };
 
 // One planned run: a family with the shape parameters of the budget.
@@ -57,7 +69,10 @@ struct KernelSummary {
   std::string first_failure;         // "family: summary" of the first failing case
   std::int64_t unclaimed = 0;        // elements whose bound was +inf (no claim)
   std::int64_t undecided = 0;
-  bool ok = true;  // claims_bound: no failure; negative_control: caught; observed: always
+  // claims_bound: no failure; negative_control: caught; observed: its
+  // findings match its baseline.
+  bool ok = true;
+  std::string baseline;  // observed: "matches (N findings)", "CHANGED: ...", ...
   std::vector<std::string> case_files;
 };
 
@@ -76,8 +91,9 @@ CheckResult RunCheck(const CheckOptions& options, std::ostream& out);
 // printed. Returns 0 when the verdict is what the kernel's status expects
 // (claims_bound: no failure; negative_control: a failure), 1 when not, 2 when
 // the file is unreadable or names no registered, compatible kernel.
+// A plugin kernel is replayed in a child process (timeout in seconds).
 int ReplayCase(const std::string& path, const std::vector<ImplInfo>& impls, std::ostream& out,
-               std::ostream& err);
+               std::ostream& err, double timeout_seconds = 60);
 
 // Command line. Returns 0 to run, 2 with *error set for bad usage; sets
 // *help for --help and *replay for --replay FILE.

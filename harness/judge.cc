@@ -4,9 +4,11 @@
 #include <cmath>
 #include <cstdio>
 #include <limits>
+#include <type_traits>
 #include <utility>
 
 #include "harness/formats.h"
+#include "harness/isolate.h"
 #include "impls/dtype.h"
 
 namespace lnv {
@@ -124,6 +126,42 @@ class OutputAccumulator {
   ElementResult worst_;
 };
 
+// Calls the forward or backward, directly or through opt.runner. Returns
+// false (with j's verdict and message set) when it did not return 0.
+template <typename Args>
+bool CallKernel(const ImplInfo& impl, const Args& args, const JudgeOptions& opt, Judgement* j) {
+  constexpr bool kForward = std::is_same_v<Args, ForwardArgs>;
+  const char* which = kForward ? "forward" : "backward";
+  if (opt.runner == nullptr) {
+    int rc = 0;
+    if constexpr (kForward) {
+      rc = impl.forward(&args);
+    } else {
+      rc = impl.backward(&args);
+    }
+    if (rc == 0) return true;
+    j->verdict = Verdict::kKernelError;
+    j->message = std::string(which) + " returned " + std::to_string(rc);
+    return false;
+  }
+  CallResult r;
+  if constexpr (kForward) {
+    r = opt.runner->Forward(impl, args);
+  } else {
+    r = opt.runner->Backward(impl, args);
+  }
+  switch (r.status) {
+    case CallStatus::kOk: return true;
+    case CallStatus::kReturnedError: j->verdict = Verdict::kKernelError; break;
+    case CallStatus::kTimedOut: j->verdict = Verdict::kTimedOut; break;
+    case CallStatus::kBufferOverrun: j->verdict = Verdict::kBufferOverrun; break;
+    case CallStatus::kCrashed:
+    case CallStatus::kHarnessError: j->verdict = Verdict::kCrashed; break;
+  }
+  j->message = std::string(which) + " " + r.message;
+  return false;
+}
+
 void StartOutput(Judgement* j, Output o, FloatFormat f) {
   OutputResult& r = (*j)[o];
   r = OutputResult{};
@@ -142,27 +180,24 @@ void Finish(Judgement* j) {
 
 std::string_view VerdictName(Verdict v) {
   switch (v) {
-    case Verdict::kPass:
-      return "pass";
-    case Verdict::kOutOfRange:
-      return "out_of_range";
-    case Verdict::kOracleUndecided:
-      return "oracle_undecided";
-    case Verdict::kBoundExceeded:
-      return "bound_exceeded";
-    case Verdict::kNotFinite:
-      return "not_finite";
-    case Verdict::kNanMismatch:
-      return "nan_mismatch";
-    case Verdict::kKernelError:
-      return "kernel_error";
+    case Verdict::kPass: return "pass";
+    case Verdict::kOutOfRange: return "out_of_range";
+    case Verdict::kOracleUndecided: return "oracle_undecided";
+    case Verdict::kBoundExceeded: return "bound_exceeded";
+    case Verdict::kNotFinite: return "not_finite";
+    case Verdict::kNanMismatch: return "nan_mismatch";
+    case Verdict::kKernelError: return "kernel_error";
+    case Verdict::kCrashed: return "crashed";
+    case Verdict::kTimedOut: return "timed_out";
+    case Verdict::kBufferOverrun: return "buffer_overrun";
   }
   return "?";
 }
 
 bool IsFailure(Verdict v) {
   return v == Verdict::kBoundExceeded || v == Verdict::kNotFinite || v == Verdict::kNanMismatch ||
-         v == Verdict::kKernelError;
+         v == Verdict::kKernelError || v == Verdict::kCrashed || v == Verdict::kTimedOut ||
+         v == Verdict::kBufferOverrun;
 }
 
 std::string_view OutputName(Output o) {
@@ -273,11 +308,7 @@ Judgement JudgeWithReference(const ImplInfo& impl, const Case& c, const Referenc
   fa.y = y.data();
   fa.mean = layer ? mean.data() : nullptr;
   fa.rstd = rstd.data();
-  if (const int rc = impl.forward(&fa); rc != 0) {
-    j.verdict = Verdict::kKernelError;
-    j.message = "forward returned " + std::to_string(rc);
-    return j;
-  }
+  if (!CallKernel(impl, fa, opt, &j)) return j;
 
   std::vector<RowBound> rb;
   for (std::int64_t r = 0; r < rows; ++r) rb.push_back(ForwardRowBound(model, ref.rows[r]));
@@ -329,10 +360,10 @@ Judgement JudgeWithReference(const ImplInfo& impl, const Case& c, const Referenc
     ba.dx = dx.data();
     ba.dgamma = dgamma.data();
     ba.dbeta = layer ? dbeta.data() : nullptr;
-    if (const int rc = impl.backward(&ba); rc != 0) {
+    if (!CallKernel(impl, ba, opt, &j)) {
+      const Verdict call = j.verdict;
       Finish(&j);
-      j.verdict = Verdict::kKernelError;
-      j.message = "backward returned " + std::to_string(rc);
+      j.verdict = std::max(j.verdict, call);
       return j;
     }
     const OracleBackwardResult& bw = *ref.backward;

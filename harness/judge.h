@@ -41,9 +41,15 @@ enum class Verdict {
   kNotFinite,        // finite inputs, finite exact value, kernel +-inf
   kNanMismatch,      // NaN on one side only
   kKernelError,      // the kernel returned non-zero
+  // Only when the kernel runs in a child process (JudgeOptions::runner,
+  // harness/isolate.h):
+  kCrashed,          // killed by a signal, or exited, before returning
+  kTimedOut,         // still running after the timeout
+  kBufferOverrun,    // touched memory outside its buffers, or wrote into an input
 };
 std::string_view VerdictName(Verdict v);
-// kBoundExceeded, kNotFinite, kNanMismatch, kKernelError: a broken claim.
+// kBoundExceeded, kNotFinite, kNanMismatch, kKernelError and the three
+// child-process verdicts: a broken claim.
 bool IsFailure(Verdict v);
 
 enum class Output { kY, kMean, kRstd, kDx, kDgamma, kDbeta };
@@ -79,15 +85,19 @@ struct OutputResult {
 
 struct Judgement {
   Verdict verdict = Verdict::kPass;
-  std::string message;                  // for kKernelError: which call returned what
+  std::string message;  // for kKernelError and after: which call did what
   std::array<OutputResult, 6> outputs;  // indexed by Output
   std::int64_t rows_out_of_range = 0;
   const OutputResult& operator[](Output o) const { return outputs[static_cast<int>(o)]; }
   OutputResult& operator[](Output o) { return outputs[static_cast<int>(o)]; }
 };
 
+class KernelRunner;  // harness/isolate.h
+
 struct JudgeOptions {
-  bool keep_elements = false;                            // fill OutputResult::elements (replay)
+  bool keep_elements = false;  // fill OutputResult::elements (replay)
+  // Calls the kernel (e.g. in a child process); nullptr: directly, in this process.
+  KernelRunner* runner = nullptr;
   BoundModel (*model_for)(const ImplInfo&) = &ModelFor;  // the bound a kernel is held to
   OracleOptions oracle;
 };

@@ -1,5 +1,6 @@
 // ln_check: every registered kernel over the input families, against the
 // exact oracle and each kernel's derived bound. See CheckUsage() (--help).
+#include <algorithm>
 #include <iostream>
 #include <string>
 #include <utility>
@@ -22,13 +23,20 @@ int main(int argc, char** argv) {
     std::cout << lnv::CheckUsage();
     return 0;
   }
-  // The registry, then LNV_PLUGINS, then --plugin (impls/plugin/loader.h).
-  lnv::PluginLoad load = lnv::ImplsWithPlugins(options.plugins);
-  if (!load.errors.empty()) {
-    for (const std::string& e : load.errors) std::cerr << "ln_check: " << e << "\n";
-    return 2;
+  // Plugins first: the isolation's launcher process must inherit them.
+  const lnv::PluginLoad loaded = lnv::ImplsWithPlugins(options.plugins);
+  for (const std::string& e : loaded.errors) std::cerr << "ln_check: " << e << "\n";
+  const int load_status = loaded.errors.empty() ? 0 : 2;
+  if (!replay.empty()) {
+    const int rc = lnv::ReplayCase(replay, loaded.impls, std::cout, std::cerr, options.timeout_seconds);
+    return std::max(rc, load_status);
   }
-  if (!replay.empty()) return lnv::ReplayCase(replay, load.impls, std::cout, std::cerr);
-  options.impls = std::move(load.impls);
-  return lnv::RunCheck(options, std::cout).exit_code;
+  options.impls = loaded.impls;
+  const int rc = lnv::RunCheck(options, std::cout).exit_code;
+  if (load_status != 0) {
+    std::cout << "ln_check: " << loaded.errors.size()
+              << " plugin error(s); the kernels that loaded were checked:\n";
+    for (const std::string& e : loaded.errors) std::cout << "  " << e << "\n";
+  }
+  return std::max(rc, load_status);
 }

@@ -37,7 +37,8 @@ TEST(Registry, EveryEntryIsCompleteAndConsistent) {
     EXPECT_NE(info.forward, nullptr);
     EXPECT_NE(info.backward, nullptr);
     EXPECT_FALSE(info.source.empty());
-    EXPECT_EQ(info.param_dtype, info.x_dtype);
+    // Parameters in x's dtype, or f32 (oneDNN takes f32 scale/shift for bf16 data).
+    EXPECT_TRUE(info.param_dtype == info.x_dtype || info.param_dtype == DType::kF32);
     EXPECT_EQ(info.acc_dtype, info.x_dtype == DType::kF64 ? DType::kF64 : DType::kF32);
     EXPECT_EQ(info.reduction == Reduction::kTree, info.chunk > 0);
     EXPECT_EQ(info.reduction == Reduction::kLanes, info.lane_shape != nullptr);
@@ -49,6 +50,8 @@ TEST(Registry, EveryEntryIsCompleteAndConsistent) {
       EXPECT_TRUE(info.algorithm == Algorithm::kOnePass ||
                   info.source.starts_with("impls/broken/"));
       EXPECT_EQ(info.bound_algorithm, Algorithm::kTwoPass);
+    } else if (info.status == ImplStatus::kObserved) {  // third-party: the generic model
+      EXPECT_EQ(info.bound_algorithm, Algorithm::kUnknown);
     } else {
       EXPECT_EQ(info.status, ImplStatus::kClaimsBound);
       EXPECT_EQ(info.bound_algorithm, info.algorithm);

@@ -1,18 +1,38 @@
 #include "impls/plugin/loader.h"
 
 #include <dlfcn.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
+#include <chrono>
+#include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <set>
 #include <string_view>
+#include <thread>
 
 #include "impls/plugin/lnv_plugin.h"
 
 namespace lnv {
 namespace {
 
+constexpr std::string_view kPluginPrefix = "plugin:";
+constexpr double kProbeTimeoutSeconds = 10;
+
+using GetFn = const lnv_plugin* (*)(std::uint32_t);
+
 bool ValidDType(int t) { return t == LNV_F32 || t == LNV_F16 || t == LNV_BF16 || t == LNV_F64; }
+
+bool ValidName(const char* name) {
+  if (name == nullptr || name[0] == '\0') return false;
+  for (const char* p = name; *p != '\0'; ++p) {
+    if (*p <= ' ' || *p > '~') return false;  // printable ASCII, no spaces
+  }
+  return true;
+}
 
 std::string Stem(const std::string& path) {
   std::string stem = std::filesystem::path(path).stem().string();
@@ -20,44 +40,110 @@ std::string Stem(const std::string& path) {
   return stem;
 }
 
+// Loads the library and reads its plugin table without keeping anything:
+// run in a child process first, so that a constructor or lnv_plugin_get that
+// crashes or hangs costs the child, not the tool.
+int ProbeInChild(const std::string& path) {
+  void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (handle == nullptr) return 0;  // the parent reports dlopen's own error
+  const auto get = reinterpret_cast<GetFn>(dlsym(handle, "lnv_plugin_get"));
+  if (get == nullptr) return 0;
+  const lnv_plugin* p = get(LNV_PLUGIN_ABI_MAJOR);
+  if (p == nullptr || p->abi_major != LNV_PLUGIN_ABI_MAJOR || p->struct_size < sizeof(lnv_plugin) ||
+      p->count <= 0 || p->kernels == nullptr) {
+    return 0;
+  }
+  const auto* base = reinterpret_cast<const unsigned char*>(p->kernels);
+  const std::uint32_t stride = p->kernels[0].struct_size;
+  if (stride < sizeof(lnv_kernel)) return 0;
+  volatile std::size_t sink = 0;  // touch every name: a wild pointer faults here
+  for (std::int32_t i = 0; i < p->count; ++i) {
+    const auto* k = reinterpret_cast<const lnv_kernel*>(base + static_cast<std::size_t>(i) * stride);
+    if (k->name != nullptr) sink = sink + std::string_view(k->name).size();
+  }
+  return 0;
+}
+
+// "" when loading the library in a child process went fine.
+std::string Probe(const std::string& path) {
+  std::fflush(nullptr);
+  const pid_t pid = fork();
+  if (pid < 0) return "";  // cannot probe: load it directly
+  if (pid == 0) _exit(ProbeInChild(path));
+  using Clock = std::chrono::steady_clock;
+  const auto deadline = Clock::now() + std::chrono::duration<double>(kProbeTimeoutSeconds);
+  int status = 0;
+  for (;;) {
+    const pid_t w = waitpid(pid, &status, WNOHANG);
+    if (w == pid) break;
+    if (w < 0) return "";
+    if (Clock::now() > deadline) {
+      kill(pid, SIGKILL);
+      waitpid(pid, &status, 0);
+      return "loading it or calling lnv_plugin_get did not finish within " +
+             std::to_string(static_cast<int>(kProbeTimeoutSeconds)) + " s";
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
+  if (WIFSIGNALED(status)) {
+    return "loading it or calling lnv_plugin_get (or reading its kernel table) killed the "
+           "process with signal " + std::to_string(WTERMSIG(status)) + " (" +
+           strsignal(WTERMSIG(status)) + ")";
+  }
+  if (WIFEXITED(status) && WEXITSTATUS(status) != 0) {
+    return "loading it exited the process with status " + std::to_string(WEXITSTATUS(status));
+  }
+  return "";
+}
+
 void LoadOne(const std::string& path, std::set<std::string>* names, PluginLoad* out) {
   auto fail = [&](const std::string& why) { out->errors.push_back("plugin " + path + ": " + why); };
+  if (const std::string crash = Probe(path); !crash.empty()) return fail(crash);
   void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (handle == nullptr) {
     const char* e = dlerror();
     return fail(std::string("cannot load: ") + (e != nullptr ? e : "unknown dlopen error"));
   }
-  using GetFn = const lnv_plugin* (*)(std::uint32_t);
   auto get = reinterpret_cast<GetFn>(dlsym(handle, "lnv_plugin_get"));
   if (get == nullptr) return fail("no symbol lnv_plugin_get (is it exported with C linkage?)");
   const lnv_plugin* plugin = get(LNV_PLUGIN_ABI_MAJOR);
   if (plugin == nullptr) {
-    return fail("lnv_plugin_get(" + std::to_string(LNV_PLUGIN_ABI_MAJOR) + ") returned NULL: it cannot serve this ABI");
+    return fail("lnv_plugin_get(" + std::to_string(LNV_PLUGIN_ABI_MAJOR) +
+                ") returned NULL: it cannot serve this host's ABI");
+  }
+  // abi_major and struct_size are the first fields of every version.
+  if (plugin->abi_major != LNV_PLUGIN_ABI_MAJOR) {
+    return fail("built for plugin ABI " + std::to_string(plugin->abi_major) + "." +
+                std::to_string(plugin->abi_minor) + ", this host speaks ABI " +
+                std::to_string(LNV_PLUGIN_ABI_MAJOR) + " (rebuild it against this lnv_plugin.h)");
   }
   if (plugin->struct_size < sizeof(lnv_plugin)) {
-    return fail("lnv_plugin.struct_size " + std::to_string(plugin->struct_size) + " < " +
-                std::to_string(sizeof(lnv_plugin)) + ": built against another ABI");
+    return fail("lnv_plugin.struct_size is " + std::to_string(plugin->struct_size) +
+                ", less than this host's " + std::to_string(sizeof(lnv_plugin)) +
+                " (set it to sizeof(lnv_plugin))");
   }
-  if (plugin->abi_major != LNV_PLUGIN_ABI_MAJOR) {
-    return fail("abi_major " + std::to_string(plugin->abi_major) + ", this host speaks " +
-                std::to_string(LNV_PLUGIN_ABI_MAJOR));
+  if (plugin->count <= 0 || plugin->kernels == nullptr) {
+    return fail("lists no kernels (count " + std::to_string(plugin->count) + ", kernels " +
+                (plugin->kernels == nullptr ? "NULL" : "non-NULL") + ")");
   }
-  if (plugin->count < 0 || (plugin->count > 0 && plugin->kernels == nullptr)) {
-    return fail("count " + std::to_string(plugin->count) + " with kernels = NULL");
+  // Kernels are laid out with the plugin's own struct size (checked first).
+  const std::uint32_t stride = plugin->kernels[0].struct_size;
+  if (stride < sizeof(lnv_kernel)) {
+    return fail("lnv_kernel.struct_size is " + std::to_string(stride) + ", less than this host's " +
+                std::to_string(sizeof(lnv_kernel)) + " (set it to sizeof(lnv_kernel))");
   }
   const std::string stem = Stem(path);
   const auto* base = reinterpret_cast<const unsigned char*>(plugin->kernels);
   for (std::int32_t i = 0; i < plugin->count; ++i) {
-    // Kernels are laid out with the plugin's own struct size (checked first).
-    const auto* first = reinterpret_cast<const lnv_kernel*>(base);
-    if (first->struct_size < sizeof(lnv_kernel)) {
-      return fail("lnv_kernel.struct_size " + std::to_string(first->struct_size) + " < " +
-                  std::to_string(sizeof(lnv_kernel)));
-    }
-    const auto* k = reinterpret_cast<const lnv_kernel*>(base + static_cast<std::size_t>(i) * first->struct_size);
+    const auto* k = reinterpret_cast<const lnv_kernel*>(base + static_cast<std::size_t>(i) * stride);
     const std::string where = "kernel " + std::to_string(i);
-    if (k->name == nullptr || k->name[0] == '\0') {
-      fail(where + ": no name");
+    if (k->struct_size != stride) {
+      fail(where + ": struct_size " + std::to_string(k->struct_size) + " differs from kernel 0's " +
+           std::to_string(stride));
+      continue;
+    }
+    if (!ValidName(k->name)) {
+      fail(where + ": name is NULL, empty, or not printable ASCII without spaces");
       continue;
     }
     if (k->forward == nullptr) {
@@ -70,7 +156,7 @@ void LoadOne(const std::string& path, std::set<std::string>* names, PluginLoad* 
       continue;
     }
     ImplInfo info;
-    info.name = "plugin:" + stem + "/" + k->name;
+    info.name = std::string(kPluginPrefix) + stem + "/" + k->name;
     if (!names->insert(info.name).second) {
       fail(where + ": duplicate name " + info.name);
       continue;
@@ -96,7 +182,13 @@ PluginLoad LoadPlugins(const std::vector<std::string>& paths) {
   PluginLoad out;
   std::set<std::string> names;
   for (const auto& impl : AllImpls()) names.insert(impl.name);
-  for (const auto& path : paths) LoadOne(path, &names, &out);
+  std::set<std::string> seen;
+  for (const auto& path : paths) {
+    std::error_code ec;
+    const auto canonical = std::filesystem::weakly_canonical(path, ec);
+    if (!seen.insert(ec ? path : canonical.string()).second) continue;  // named twice
+    LoadOne(path, &names, &out);
+  }
   return out;
 }
 
@@ -125,5 +217,7 @@ PluginLoad ImplsWithPlugins(const std::vector<std::string>& extra_paths) {
   out.errors = std::move(loaded.errors);
   return out;
 }
+
+bool IsPluginImpl(const ImplInfo& impl) { return impl.name.starts_with(kPluginPrefix); }
 
 }  // namespace lnv

@@ -1,0 +1,70 @@
+/* Test plugins that break the plugin ABI, one way each: built once per
+ * variant with -DLNV_VARIANT_<NAME> (impls/plugin/CMakeLists.txt). The loader
+ * must refuse each with a clear one-line error (impls/plugin/loader_test.cc). */
+#include <stdint.h>
+#include <stdlib.h>
+
+#include "lnv_plugin.h"
+
+#define UNUSED __attribute__((unused)) /* some variants leave a table unused */
+
+static int Forward(const lnv_forward_args* a) {
+  (void)a;
+  return 0;
+}
+
+#define KERNEL(name, fwd) \
+  {sizeof(lnv_kernel), name, LNV_LAYER_NORM, LNV_F32, LNV_F32, LNV_F32, fwd, NULL}
+
+#if defined(LNV_VARIANT_DUPLICATE_NAMES)
+UNUSED static const lnv_kernel kKernels[] = {KERNEL("f32/twin/test", Forward),
+                                      KERNEL("f32/twin/test", Forward),
+                                      KERNEL("f32/single/test", Forward)};
+#elif defined(LNV_VARIANT_BAD_KERNELS)
+UNUSED static const lnv_kernel kKernels[] = {
+    KERNEL("f32/no_forward/test", NULL),
+    KERNEL(NULL, Forward),
+    KERNEL("f32/has space/test", Forward),
+    {sizeof(lnv_kernel), "f32/bad_dtype/test", LNV_LAYER_NORM, (lnv_dtype)9, LNV_F32, LNV_F32,
+     Forward, NULL},
+    KERNEL("f32/good/test", Forward)};
+#elif defined(LNV_VARIANT_SMALL_KERNEL_STRUCT)
+UNUSED static const lnv_kernel kKernels[] = {
+    {16, "f32/small/test", LNV_LAYER_NORM, LNV_F32, LNV_F32, LNV_F32, Forward, NULL}};
+#else
+UNUSED static const lnv_kernel kKernels[] = {KERNEL("f32/fine/test", Forward)};
+#endif
+
+#define COUNT ((int32_t)(sizeof kKernels / sizeof kKernels[0]))
+
+#if defined(LNV_VARIANT_WRONG_ABI_MAJOR)
+UNUSED static const lnv_plugin kPlugin = {sizeof(lnv_plugin), LNV_PLUGIN_ABI_MAJOR + 1, 0, COUNT, kKernels};
+#elif defined(LNV_VARIANT_SMALL_STRUCT)
+UNUSED static const lnv_plugin kPlugin = {8, LNV_PLUGIN_ABI_MAJOR, 0, COUNT, kKernels};
+#elif defined(LNV_VARIANT_NO_KERNELS)
+UNUSED static const lnv_plugin kPlugin = {sizeof(lnv_plugin), LNV_PLUGIN_ABI_MAJOR, 0, 0, NULL};
+#else
+UNUSED static const lnv_plugin kPlugin = {sizeof(lnv_plugin), LNV_PLUGIN_ABI_MAJOR, 0, COUNT, kKernels};
+#endif
+
+#if defined(LNV_VARIANT_NO_SYMBOL)
+/* Exported under another name (as a C++ build without extern "C" would). */
+const lnv_plugin* lnv_plugin_get_v1(uint32_t host_abi_major) {
+  return host_abi_major == LNV_PLUGIN_ABI_MAJOR ? &kPlugin : NULL;
+}
+#elif defined(LNV_VARIANT_RETURNS_NULL)
+const lnv_plugin* lnv_plugin_get(uint32_t host_abi_major) {
+  (void)host_abi_major;
+  return NULL;
+}
+#elif defined(LNV_VARIANT_CRASHES_ON_GET)
+static const lnv_plugin* const* volatile g_nowhere = NULL;
+const lnv_plugin* lnv_plugin_get(uint32_t host_abi_major) {
+  (void)host_abi_major;
+  return *g_nowhere;
+}
+#else
+const lnv_plugin* lnv_plugin_get(uint32_t host_abi_major) {
+  return host_abi_major == LNV_PLUGIN_ABI_MAJOR ? &kPlugin : NULL;
+}
+#endif

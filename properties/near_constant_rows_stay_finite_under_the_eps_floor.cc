@@ -85,6 +85,9 @@ void NearConstantRowsStayFiniteUnderTheEpsFloor(const Targets& t) {
   const Approx floor = Exact(1) / Sqrt(Exact(c.eps));  // 1/sqrt(eps)
   const auto gamma = [&](std::int64_t i) { return c.gamma.empty() ? 1.0 : c.gamma[i]; };
   const auto beta = [&](std::int64_t i) { return c.beta.empty() ? 0.0 : c.beta[i]; };
+  // y = beta for a constant row, stored in x's dtype: beta rounded once into it
+  // (beta may be wider, e.g. f32 scale/shift with bf16 data).
+  const auto stored_beta = [&](std::int64_t i) { return RoundToFormat(beta(i), FormatOf(c.dtype)); };
   // |x_i - mu| / sqrt(eps): how far eps lets xhat_i go.
   const auto xhat_cap = [&](std::int64_t r, std::int64_t i) {
     const Approx mu = layer ? Rounded(ref.forward.stats[r].mean) : Exact(0);
@@ -104,7 +107,7 @@ void NearConstantRowsStayFiniteUnderTheEpsFloor(const Targets& t) {
       if (!AtMost(Abs(Rounded(ref.forward.xhat[idx])), xhat_cap(r, i), 0)) {
         pc.OracleFails(c, row + "|xhat| > |x - mu|/sqrt(eps) at " + std::to_string(i));
       }
-      if (layer && in.exact_constant[r] && ref.forward.y[idx].rounded != beta(i)) {
+      if (layer && in.exact_constant[r] && ref.forward.y[idx].rounded != stored_beta(i)) {
         pc.OracleFails(c, row + "a constant row gives y != beta at " + std::to_string(i));
       }
       if (layer && in.exact_constant[r] && in.constant_g[r] && ref.backward->dx[idx].rounded != 0) {
@@ -144,9 +147,9 @@ void NearConstantRowsStayFiniteUnderTheEpsFloor(const Targets& t) {
                       " plus its bound at " + std::to_string(i);
           }
         }
-        if (layer && in.exact_constant[r] && y.kernel != beta(i)) {
+        if (layer && in.exact_constant[r] && y.kernel != stored_beta(i)) {
           failure = row + "a constant row with exact sums gives y = " + Num(y.kernel) +
-                    ", not beta = " + Num(beta(i)) + ", at " + std::to_string(i);
+                    ", not beta = " + Num(stored_beta(i)) + ", at " + std::to_string(i);
         }
         if (layer && in.exact_constant[r] && in.constant_g[r] && run->Has(Output::kDx) &&
             run->Value(Output::kDx, idx) != 0) {

@@ -38,7 +38,8 @@ constexpr const char* kUsage =
     "  LNV_FUZZ_MAX_D=N        largest row length d (default 4096, at most 65535)\n"
     "  LNV_FUZZ_CASES_DIR=DIR  where case files go (default lnv-cases)\n"
     "  LNV_FUZZ_KNOWN_FINDINGS=FILE  open findings that are recorded, not trapped\n"
-    "                          (fuzz/known_findings.txt; format: fuzz/known_findings.h)\n"
+    "                          (fuzz/known_findings.txt; format: fuzz/known_findings.h);\n"
+    "                          unset: <this binary>.known_findings if it exists\n"
     "  LNV_FUZZ_PREWRITE=1     write each kernel's case before running it (crash\n"
     "                          conversion: a crash or hang leaves the case behind)\n"
     "  LNV_FUZZ_KEEP_GOING=1   write each distinct finding's case once and keep\n"
@@ -107,6 +108,16 @@ extern "C" int LLVMFuzzerInitialize(int* argc, char*** argv) {
   *argc = static_cast<int>(args.size()) - 1;
   *argv = args.data();
 
+  // ClusterFuzzLite and OSS-Fuzz ship files beside the target, not an
+  // environment: without LNV_FUZZ_KNOWN_FINDINGS, use <target>.known_findings.
+  if (std::getenv("LNV_FUZZ_KNOWN_FINDINGS") == nullptr) {
+    const std::string beside = std::string((*argv)[0]) + ".known_findings";
+    if (std::FILE* f = std::fopen(beside.c_str(), "r")) {
+      std::fclose(f);
+      setenv("LNV_FUZZ_KNOWN_FINDINGS", beside.c_str(), 0);
+      std::fprintf(stderr, "fuzz_ln: known findings from %s\n", beside.c_str());
+    }
+  }
   g_config = new lnv::fuzz::FuzzConfig;
   if (const std::string error = lnv::fuzz::ConfigFromEnv(g_config); !error.empty()) {
     std::fprintf(stderr, "fuzz_ln: %s (see --help)\n", error.c_str());

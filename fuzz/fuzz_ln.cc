@@ -4,11 +4,11 @@
 // fuzz_ln_replay instead. Usage: see kUsage (fuzz_ln --help).
 #include <algorithm>
 #include <chrono>
-#include <ctime>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <ctime>
 #include <set>
 #include <string>
 #include <vector>
@@ -73,10 +73,10 @@ void PrintStats() {
                " %lld kernel runs, %.1f elements/input; time in the target %.1f s: oracle %.1f s"
                " (%.0f%% of the target, %.0f%% of wall), kernels+judge %.1f s (%.0f%%)\n",
                static_cast<long long>(g_totals.inputs), wall, cpu, g_totals.inputs / std::max(wall, 1e-9),
-               g_totals.inputs / std::max(cpu, 1e-9),
-               static_cast<long long>(g_totals.kernels),
+               g_totals.inputs / std::max(cpu, 1e-9), static_cast<long long>(g_totals.kernels),
                static_cast<double>(g_totals.elements) / std::max<std::int64_t>(1, g_totals.inputs),
-               g_totals.in_target, g_totals.oracle, 100 * g_totals.oracle / std::max(g_totals.in_target, 1e-9),
+               g_totals.in_target, g_totals.oracle,
+               100 * g_totals.oracle / std::max(g_totals.in_target, 1e-9),
                100 * g_totals.oracle / std::max(wall, 1e-9), g_totals.kernel,
                100 * g_totals.kernel / std::max(g_totals.in_target, 1e-9));
 }
@@ -155,10 +155,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     std::string error;
     const std::string path = lnv::fuzz::WriteFindingCase(*g_config, f, &error);
     if (path.empty()) std::fprintf(stderr, "fuzz_ln: cannot write the case file: %s\n", error.c_str());
-    const std::string note = traps                ? ""
-                             : f.traps            ? "(LNV_FUZZ_KEEP_GOING: recorded, not trapped)\n"
-                             : !f.known.empty()   ? "(known finding: " + f.known + "; recorded, not trapped)\n"
-                                                  : "(observed kernel: recorded, not trapped)\n";
+    const std::string note = traps              ? ""
+                             : f.traps          ? "(LNV_FUZZ_KEEP_GOING: recorded, not trapped)\n"
+                             : !f.known.empty() ? "(known finding: " + f.known + "; recorded, not trapped)\n"
+                                                : "(observed kernel: recorded, not trapped)\n";
     std::fprintf(stderr, "%s%s", lnv::fuzz::FormatFinding(f, path).c_str(), note.c_str());
     trap |= traps;
   }

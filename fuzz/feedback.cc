@@ -49,14 +49,22 @@ ValueClass ClassOf(double v, FloatFormat f) {
 
 const char* ValueClassName(ValueClass c) {
   switch (c) {
-    case ValueClass::kZero: return "zero";
-    case ValueClass::kSubnormal: return "subnormal";
-    case ValueClass::kSmall: return "small";
-    case ValueClass::kUnit: return "unit";
-    case ValueClass::kLarge: return "large";
-    case ValueClass::kTopBinade: return "top_binade";
-    case ValueClass::kInf: return "inf";
-    case ValueClass::kNaN: return "nan";
+    case ValueClass::kZero:
+      return "zero";
+    case ValueClass::kSubnormal:
+      return "subnormal";
+    case ValueClass::kSmall:
+      return "small";
+    case ValueClass::kUnit:
+      return "unit";
+    case ValueClass::kLarge:
+      return "large";
+    case ValueClass::kTopBinade:
+      return "top_binade";
+    case ValueClass::kInf:
+      return "inf";
+    case ValueClass::kNaN:
+      return "nan";
   }
   return "?";
 }

@@ -23,9 +23,9 @@ inline constexpr std::size_t kFeatureSpace = std::size_t{1} << 16;
 enum class ValueClass : std::uint8_t {
   kZero,
   kSubnormal,
-  kSmall,   // normal, |v| < 2^-32
-  kUnit,    // 2^-32 <= |v| < 2^32
-  kLarge,   // |v| >= 2^32, below the format's top binade
+  kSmall,      // normal, |v| < 2^-32
+  kUnit,       // 2^-32 <= |v| < 2^32
+  kLarge,      // |v| >= 2^32, below the format's top binade
   kTopBinade,  // the format's largest binade: sums and squares overflow
   kInf,
   kNaN,

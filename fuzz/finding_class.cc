@@ -54,7 +54,8 @@ std::string FindingClass(const Case& c, const Reference& ref, Output output, std
     kappa = std::max(kappa, k == 61 ? 2 : k >= 24 ? 1 : 0);
     eps_dominant |= s.finite && s.var < c.eps;
   }
-  std::string out = std::string(NormName(c.norm)) + "/" + std::string(DTypeName(c.dtype)) + "/x:" + kXNames[x];
+  std::string out =
+      std::string(NormName(c.norm)) + "/" + std::string(DTypeName(c.dtype)) + "/x:" + kXNames[x];
   out += AllFinite(c.gamma) && AllFinite(c.beta) ? "/params:finite" : "/params:nonfinite";
   const bool backward = output == Output::kDx || output == Output::kDgamma || output == Output::kDbeta;
   if (backward && !c.dy.empty()) {

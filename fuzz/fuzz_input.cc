@@ -11,10 +11,10 @@ namespace lnv::fuzz {
 namespace {
 
 constexpr std::array<float, 12> kEps = {
-    1e-5f, 1e-6f, 1e-12f, 1e-3f, 1e-8f, 0.1f, 1.0f, 1e4f,
+    1e-5f,     1e-6f,  1e-12f, 1e-3f, 1e-8f, 0.1f, 1.0f, 1e4f,
     0x1p-126f,  // the smallest normal binary32
     0x1p-149f,  // the smallest subnormal: q = sigma^2 + eps barely above sigma^2
-    1e-20f, 1e-30f,
+    1e-20f,    1e-30f,
 };
 
 enum ArrayId : std::uint64_t { kX = 1, kGamma = 2, kBeta = 3, kDy = 4 };
@@ -64,8 +64,8 @@ bool IsFiniteNonzero(std::uint64_t bits, const BitLayout& l) {
 }
 
 // Expands explicit columns to d columns per row.
-std::vector<double> Expand(const FuzzInput& in, const std::vector<std::uint64_t>& ex,
-                           std::int64_t nrows, DType t, ArrayId id, double neutral) {
+std::vector<double> Expand(const FuzzInput& in, const std::vector<std::uint64_t>& ex, std::int64_t nrows,
+                           DType t, ArrayId id, double neutral) {
   const std::int64_t d = in.d, c = in.cols;
   const BitLayout l = LayoutOf(t);
   std::uint64_t noise_mask = 0;
@@ -104,10 +104,14 @@ bool HasBeta(const FuzzInput& in) {
 
 BitLayout LayoutOf(DType t) {
   switch (t) {
-    case DType::kF32: return {32, 23, 8};
-    case DType::kF64: return {64, 52, 11};
-    case DType::kF16: return {16, 10, 5};
-    case DType::kBF16: return {16, 7, 8};
+    case DType::kF32:
+      return {32, 23, 8};
+    case DType::kF64:
+      return {64, 52, 11};
+    case DType::kF16:
+      return {16, 10, 5};
+    case DType::kBF16:
+      return {16, 7, 8};
   }
   return {32, 23, 8};
 }
@@ -134,25 +138,25 @@ std::vector<std::uint64_t> SpecialBits(DType t) {
   const std::uint64_t one = bias << l.mantissa;
   const std::uint64_t two_p = (bias + static_cast<std::uint64_t>(l.mantissa) + 1) << l.mantissa;
   return {
-      0,                                          // +0
-      sign,                                       // -0
-      exp_mask,                                   // +inf
-      sign | exp_mask,                            // -inf
+      0,                                                         // +0
+      sign,                                                      // -0
+      exp_mask,                                                  // +inf
+      sign | exp_mask,                                           // -inf
       exp_mask | (std::uint64_t{1} << (l.mantissa - 1)),         // quiet NaN
       sign | exp_mask | (std::uint64_t{1} << (l.mantissa - 1)),  // -quiet NaN
-      exp_mask | 1,                               // signalling NaN
-      1,                                          // smallest subnormal
+      exp_mask | 1,                                              // signalling NaN
+      1,                                                         // smallest subnormal
       sign | 1,
-      (std::uint64_t{1} << l.mantissa) - 1,       // largest subnormal
-      std::uint64_t{1} << l.mantissa,             // smallest normal
-      exp_mask - 1,                               // largest finite
+      (std::uint64_t{1} << l.mantissa) - 1,  // largest subnormal
+      std::uint64_t{1} << l.mantissa,        // smallest normal
+      exp_mask - 1,                          // largest finite
       sign | (exp_mask - 1),
-      one,                                        // 1
-      sign | one,                                 // -1
-      one - 1,                                    // 1 - u
-      one + 1,                                    // 1 + 2u
-      two_p,                                      // 2^p: integers stop being exact
-      two_p - 1,                                  // 2^p - 1
+      one,         // 1
+      sign | one,  // -1
+      one - 1,     // 1 - u
+      one + 1,     // 1 + 2u
+      two_p,       // 2^p: integers stop being exact
+      two_p - 1,   // 2^p - 1
   };
 }
 
@@ -171,9 +175,9 @@ FuzzInput DecodeInput(const std::uint8_t* data, std::size_t size, const DecodeCo
   std::memcpy(h.data(), data, std::min(size, kHeaderSize));
   FuzzInput in;
   in.kernel_selector = h[0];
-  in.signature = Snap({(h[1] & 1) ? Norm::kRmsNorm : Norm::kLayerNorm, DTypeFromBits(h[1] >> 1),
-                       DTypeFromBits(h[1] >> 3)},
-                      config.signatures);
+  in.signature = Snap(
+      {(h[1] & 1) ? Norm::kRmsNorm : Norm::kLayerNorm, DTypeFromBits(h[1] >> 1), DTypeFromBits(h[1] >> 3)},
+      config.signatures);
   in.backward = (h[1] >> 5) & 1;
   const unsigned affine = h[1] >> 6;
   in.affine = affine == 0 ? AffineMode::kNone : affine == 1 ? AffineMode::kGamma : AffineMode::kGammaBeta;
@@ -243,17 +247,18 @@ std::vector<std::uint8_t> EncodeInput(const FuzzInput& in) {
   out.reserve(EncodedSize(in));
   out.push_back(in.kernel_selector);
   const unsigned affine = static_cast<unsigned>(in.affine);
-  out.push_back(static_cast<std::uint8_t>(
-      (in.signature.norm == Norm::kRmsNorm ? 1u : 0u) | (static_cast<unsigned>(in.signature.dtype) << 1) |
-      (static_cast<unsigned>(in.signature.param_dtype) << 3) | ((in.backward ? 1u : 0u) << 5) |
-      (affine << 6)));
+  out.push_back(static_cast<std::uint8_t>((in.signature.norm == Norm::kRmsNorm ? 1u : 0u) |
+                                          (static_cast<unsigned>(in.signature.dtype) << 1) |
+                                          (static_cast<unsigned>(in.signature.param_dtype) << 3) |
+                                          ((in.backward ? 1u : 0u) << 5) | (affine << 6)));
   out.push_back(static_cast<std::uint8_t>(in.d & 0xff));
   out.push_back(static_cast<std::uint8_t>((in.d >> 8) & 0xff));
   out.push_back(static_cast<std::uint8_t>(in.cols & 0xff));
   out.push_back(static_cast<std::uint8_t>((in.cols >> 8) & 0xff));
   out.push_back(static_cast<std::uint8_t>(in.rows - 1));
   out.push_back(in.eps_index);
-  out.push_back(static_cast<std::uint8_t>(static_cast<unsigned>(in.fill) | (in.cross_check_oracle ? 4u : 0u)));
+  out.push_back(
+      static_cast<std::uint8_t>(static_cast<unsigned>(in.fill) | (in.cross_check_oracle ? 4u : 0u)));
   out.push_back(in.fill_seed);
   const std::size_t xs = SizeOf(in.signature.dtype), ps = SizeOf(in.signature.param_dtype);
   for (std::uint64_t v : in.x) WriteBits(v, xs, &out);

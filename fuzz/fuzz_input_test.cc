@@ -19,7 +19,8 @@ namespace {
 DecodeConfig EverySignature() {
   DecodeConfig config;
   for (Norm n : {Norm::kLayerNorm, Norm::kRmsNorm}) {
-    for (DType t : {DType::kF32, DType::kBF16, DType::kF16, DType::kF64}) config.signatures.push_back({n, t, t});
+    for (DType t : {DType::kF32, DType::kBF16, DType::kF16, DType::kF64})
+      config.signatures.push_back({n, t, t});
   }
   return config;
 }
@@ -115,7 +116,8 @@ TEST(FuzzInput, TheNoisyFillScramblesOnlyLowMantissaBits) {
 
 TEST(FuzzInput, SnapsToASignatureThatSomeKernelHas) {
   DecodeConfig config;
-  config.signatures = {{Norm::kLayerNorm, DType::kF32, DType::kF32}, {Norm::kRmsNorm, DType::kBF16, DType::kBF16}};
+  config.signatures = {{Norm::kLayerNorm, DType::kF32, DType::kF32},
+                       {Norm::kRmsNorm, DType::kBF16, DType::kBF16}};
   std::vector<std::uint8_t> bytes(kHeaderSize + 64, 0);
   bytes[1] = 1 | (2 << 1) | (0 << 3);  // rms_norm, bf16 x, f32 params: not registered
   bytes[2] = 4;

@@ -4,11 +4,11 @@
 // fuzz_ln_replay instead. Usage: see kUsage (fuzz_ln --help).
 #include <algorithm>
 #include <chrono>
-#include <ctime>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <ctime>
 #include <set>
 #include <string>
 #include <vector>
@@ -38,7 +38,8 @@ constexpr const char* kUsage =
     "  LNV_FUZZ_MAX_D=N        largest row length d (default 4096, at most 65535)\n"
     "  LNV_FUZZ_CASES_DIR=DIR  where case files go (default lnv-cases)\n"
     "  LNV_FUZZ_KNOWN_FINDINGS=FILE  open findings that are recorded, not trapped\n"
-    "                          (fuzz/known_findings.txt; format: fuzz/known_findings.h)\n"
+    "                          (fuzz/known_findings.txt; format: fuzz/known_findings.h);\n"
+    "                          unset: <this binary>.known_findings if it exists\n"
     "  LNV_FUZZ_PREWRITE=1     write each kernel's case before running it (crash\n"
     "                          conversion: a crash or hang leaves the case behind)\n"
     "  LNV_FUZZ_KEEP_GOING=1   write each distinct finding's case once and keep\n"
@@ -72,10 +73,10 @@ void PrintStats() {
                " %lld kernel runs, %.1f elements/input; time in the target %.1f s: oracle %.1f s"
                " (%.0f%% of the target, %.0f%% of wall), kernels+judge %.1f s (%.0f%%)\n",
                static_cast<long long>(g_totals.inputs), wall, cpu, g_totals.inputs / std::max(wall, 1e-9),
-               g_totals.inputs / std::max(cpu, 1e-9),
-               static_cast<long long>(g_totals.kernels),
+               g_totals.inputs / std::max(cpu, 1e-9), static_cast<long long>(g_totals.kernels),
                static_cast<double>(g_totals.elements) / std::max<std::int64_t>(1, g_totals.inputs),
-               g_totals.in_target, g_totals.oracle, 100 * g_totals.oracle / std::max(g_totals.in_target, 1e-9),
+               g_totals.in_target, g_totals.oracle,
+               100 * g_totals.oracle / std::max(g_totals.in_target, 1e-9),
                100 * g_totals.oracle / std::max(wall, 1e-9), g_totals.kernel,
                100 * g_totals.kernel / std::max(g_totals.in_target, 1e-9));
 }
@@ -107,6 +108,16 @@ extern "C" int LLVMFuzzerInitialize(int* argc, char*** argv) {
   *argc = static_cast<int>(args.size()) - 1;
   *argv = args.data();
 
+  // ClusterFuzzLite and OSS-Fuzz ship files beside the target, not an
+  // environment: without LNV_FUZZ_KNOWN_FINDINGS, use <target>.known_findings.
+  if (std::getenv("LNV_FUZZ_KNOWN_FINDINGS") == nullptr) {
+    const std::string beside = std::string((*argv)[0]) + ".known_findings";
+    if (std::FILE* f = std::fopen(beside.c_str(), "r")) {
+      std::fclose(f);
+      setenv("LNV_FUZZ_KNOWN_FINDINGS", beside.c_str(), 0);
+      std::fprintf(stderr, "fuzz_ln: known findings from %s\n", beside.c_str());
+    }
+  }
   g_config = new lnv::fuzz::FuzzConfig;
   if (const std::string error = lnv::fuzz::ConfigFromEnv(g_config); !error.empty()) {
     std::fprintf(stderr, "fuzz_ln: %s (see --help)\n", error.c_str());
@@ -144,10 +155,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     std::string error;
     const std::string path = lnv::fuzz::WriteFindingCase(*g_config, f, &error);
     if (path.empty()) std::fprintf(stderr, "fuzz_ln: cannot write the case file: %s\n", error.c_str());
-    const std::string note = traps                ? ""
-                             : f.traps            ? "(LNV_FUZZ_KEEP_GOING: recorded, not trapped)\n"
-                             : !f.known.empty()   ? "(known finding: " + f.known + "; recorded, not trapped)\n"
-                                                  : "(observed kernel: recorded, not trapped)\n";
+    const std::string note = traps              ? ""
+                             : f.traps          ? "(LNV_FUZZ_KEEP_GOING: recorded, not trapped)\n"
+                             : !f.known.empty() ? "(known finding: " + f.known + "; recorded, not trapped)\n"
+                                                : "(observed kernel: recorded, not trapped)\n";
     std::fprintf(stderr, "%s%s", lnv::fuzz::FormatFinding(f, path).c_str(), note.c_str());
     trap |= traps;
   }

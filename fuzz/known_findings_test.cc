@@ -8,18 +8,20 @@ namespace {
 TEST(KnownFindings, AMatchingKeyNamesItsReasonAndOthersDoNot) {
   std::vector<KnownFinding> known;
   std::string error;
-  ASSERT_TRUE(ParseKnownFindings("# comment\n\n*|nan_mismatch|dx|*/g:huge/*   sums of g overflow\n", &known,
-                                 &error))
+  ASSERT_TRUE(
+      ParseKnownFindings("# comment\n\n*|nan_mismatch|dx|*/g:huge/*   sums of g overflow\n", &known, &error))
       << error;
   ASSERT_EQ(known.size(), 1u);
   const KnownFinding* k = MatchKnownFinding(
-      known, "f32/two_pass/cpu-scalar|nan_mismatch|dx|layer_norm/f32/x:finite/params:finite/dy:finite/g:huge/"
-             "kappa:moderate/eps:small");
+      known,
+      "f32/two_pass/cpu-scalar|nan_mismatch|dx|layer_norm/f32/x:finite/params:finite/dy:finite/g:huge/"
+      "kappa:moderate/eps:small");
   ASSERT_NE(k, nullptr);
   EXPECT_EQ(k->reason, "sums of g overflow");
   // The negative control: the same kernel and output with g:ok is not known.
-  EXPECT_EQ(MatchKnownFinding(known, "f32/two_pass/cpu-scalar|nan_mismatch|dx|layer_norm/f32/x:finite/"
-                                     "params:finite/dy:finite/g:ok/kappa:moderate/eps:small"),
+  EXPECT_EQ(MatchKnownFinding(known,
+                              "f32/two_pass/cpu-scalar|nan_mismatch|dx|layer_norm/f32/x:finite/"
+                              "params:finite/dy:finite/g:ok/kappa:moderate/eps:small"),
             nullptr);
 }
 

@@ -30,7 +30,8 @@ std::vector<std::uint64_t>* PickArray(FuzzInput* in, Rng& rng, DType* t) {
   if (!in->beta.empty()) arrays.push_back({&in->beta, pt});
   if (!in->dy.empty()) arrays.insert(arrays.end(), 2, {&in->dy, xt});
   if (arrays.empty()) return nullptr;
-  const auto& pick = arrays[static_cast<std::size_t>(Uniform(rng, 0, static_cast<std::int64_t>(arrays.size()) - 1))];
+  const auto& pick =
+      arrays[static_cast<std::size_t>(Uniform(rng, 0, static_cast<std::int64_t>(arrays.size()) - 1))];
   *t = pick.second;
   return pick.first;
 }
@@ -57,19 +58,31 @@ std::int64_t NewD(std::int64_t d, std::int64_t max_d, Rng& rng) {
       1, 2, 3, 4, 5, 7, 8, 9, 15, 16, 17, 31, 32, 33, 63, 64, 65, 127, 128, 129, 255, 256, 1024, 4096};
   std::int64_t n = d;
   switch (Uniform(rng, 0, 5)) {
-    case 0: n = d + Uniform(rng, -2, 2); break;
-    case 1: n = Chance(rng, 2) ? d * 2 : d / 2; break;
-    case 2: n = kInteresting[static_cast<std::size_t>(Uniform(rng, 0, kInteresting.size() - 1))]; break;
-    case 3: n = Uniform(rng, 1, std::min<std::int64_t>(64, max_d)); break;
-    case 4: n = Uniform(rng, 1, max_d); break;
-    default: n = (std::int64_t{1} << Uniform(rng, 0, 12)) + Uniform(rng, -1, 1); break;
+    case 0:
+      n = d + Uniform(rng, -2, 2);
+      break;
+    case 1:
+      n = Chance(rng, 2) ? d * 2 : d / 2;
+      break;
+    case 2:
+      n = kInteresting[static_cast<std::size_t>(Uniform(rng, 0, kInteresting.size() - 1))];
+      break;
+    case 3:
+      n = Uniform(rng, 1, std::min<std::int64_t>(64, max_d));
+      break;
+    case 4:
+      n = Uniform(rng, 1, max_d);
+      break;
+    default:
+      n = (std::int64_t{1} << Uniform(rng, 0, 12)) + Uniform(rng, -1, 1);
+      break;
   }
   n = std::clamp<std::int64_t>(n, 1, max_d);
   return n == d ? (d < max_d ? d + 1 : std::max<std::int64_t>(1, d - 1)) : n;
 }
 
-void RebuildRows(std::vector<std::uint64_t>* v, std::int64_t rows, std::int64_t old_cols,
-                 std::int64_t cols, std::uint64_t neutral) {
+void RebuildRows(std::vector<std::uint64_t>* v, std::int64_t rows, std::int64_t old_cols, std::int64_t cols,
+                 std::uint64_t neutral) {
   std::vector<std::uint64_t> out;
   out.reserve(static_cast<std::size_t>(rows * cols));
   for (std::int64_t r = 0; r < rows; ++r) {
@@ -87,7 +100,8 @@ bool MutateValue(FuzzInput* in, Mutation m, Rng& rng) {
   DType t{};
   std::vector<std::uint64_t>* v = PickArray(in, rng, &t);
   if (v == nullptr) return false;
-  std::uint64_t& bits = (*v)[static_cast<std::size_t>(Uniform(rng, 0, static_cast<std::int64_t>(v->size()) - 1))];
+  std::uint64_t& bits =
+      (*v)[static_cast<std::size_t>(Uniform(rng, 0, static_cast<std::int64_t>(v->size()) - 1))];
   const BitLayout l = LayoutOf(t);
   const std::uint64_t width_mask = l.width == 64 ? ~std::uint64_t{0} : (std::uint64_t{1} << l.width) - 1;
   switch (m) {
@@ -102,7 +116,8 @@ bool MutateValue(FuzzInput* in, Mutation m, Rng& rng) {
       break;
     case Mutation::kSpecial: {
       const auto specials = SpecialBits(t);
-      bits = specials[static_cast<std::size_t>(Uniform(rng, 0, static_cast<std::int64_t>(specials.size()) - 1))];
+      bits =
+          specials[static_cast<std::size_t>(Uniform(rng, 0, static_cast<std::int64_t>(specials.size()) - 1))];
       break;
     }
     default: {  // kNudgeUlps: adjacent bit patterns are adjacent values of one sign
@@ -152,7 +167,8 @@ bool MutateRow(FuzzInput* in, Mutation m, Rng& rng) {
     case Mutation::kScaleRow: {
       const int k = Chance(rng, 8) ? static_cast<int>(Uniform(rng, -1100, 1100))
                                    : static_cast<int>(Uniform(rng, -40, 40));
-      for (std::int64_t j = 0; j < c; ++j) row[j] = ToBits(RoundInto(std::ldexp(FromBits(row[j], t), k), t), t);
+      for (std::int64_t j = 0; j < c; ++j)
+        row[j] = ToBits(RoundInto(std::ldexp(FromBits(row[j], t), k), t), t);
       break;
     }
     default: {  // kCopyRow
@@ -203,10 +219,10 @@ void ChangeSignature(FuzzInput* in, Rng& rng, const DecodeConfig& config) {
 
 std::string_view MutationName(Mutation m) {
   static constexpr std::array<std::string_view, kMutationCount> kNames = {
-      "flip_bit",     "flip_mantissa_bit", "flip_exponent_bit", "special",     "nudge_ulps",
-      "make_row_constant", "copy_value_in_row", "shift_row", "scale_row",   "copy_row",
-      "change_d",     "change_cols",       "change_rows",       "change_eps",  "change_flags",
-      "change_kernel", "change_signature"};
+      "flip_bit",          "flip_mantissa_bit", "flip_exponent_bit", "special",    "nudge_ulps",
+      "make_row_constant", "copy_value_in_row", "shift_row",         "scale_row",  "copy_row",
+      "change_d",          "change_cols",       "change_rows",       "change_eps", "change_flags",
+      "change_kernel",     "change_signature"};
   return kNames[static_cast<std::size_t>(m)];
 }
 
@@ -261,11 +277,21 @@ void Mutate(FuzzInput* in, Mutation m, Rng& rng, const DecodeConfig& config) {
       break;
     case Mutation::kChangeFlags:
       switch (Uniform(rng, 0, 4)) {
-        case 0: in->backward = !in->backward; break;
-        case 1: in->affine = static_cast<AffineMode>((static_cast<int>(in->affine) + Uniform(rng, 1, 2)) % 3); break;
-        case 2: in->fill = static_cast<FillMode>((static_cast<int>(in->fill) + Uniform(rng, 1, 3)) % 4); break;
-        case 3: in->fill_seed = static_cast<std::uint8_t>(in->fill_seed + Uniform(rng, 1, 255)); break;
-        default: in->cross_check_oracle = !in->cross_check_oracle; break;
+        case 0:
+          in->backward = !in->backward;
+          break;
+        case 1:
+          in->affine = static_cast<AffineMode>((static_cast<int>(in->affine) + Uniform(rng, 1, 2)) % 3);
+          break;
+        case 2:
+          in->fill = static_cast<FillMode>((static_cast<int>(in->fill) + Uniform(rng, 1, 3)) % 4);
+          break;
+        case 3:
+          in->fill_seed = static_cast<std::uint8_t>(in->fill_seed + Uniform(rng, 1, 255));
+          break;
+        default:
+          in->cross_check_oracle = !in->cross_check_oracle;
+          break;
       }
       break;
     case Mutation::kChangeKernel:
@@ -287,12 +313,23 @@ std::size_t MutateBytes(std::uint8_t* data, std::size_t size, std::size_t max_si
   FuzzInput in = DecodeInput(data, size, config);
   // Value and row mutations are the point; structure changes are rarer.
   static constexpr std::array<std::pair<Mutation, int>, kMutationCount> kWeights = {{
-      {Mutation::kFlipBit, 6},       {Mutation::kFlipMantissaBit, 6}, {Mutation::kFlipExponentBit, 6},
-      {Mutation::kSpecial, 6},       {Mutation::kNudgeUlps, 6},       {Mutation::kMakeRowConstant, 3},
-      {Mutation::kCopyValueInRow, 4}, {Mutation::kShiftRow, 6},       {Mutation::kScaleRow, 5},
-      {Mutation::kCopyRow, 2},       {Mutation::kChangeD, 3},         {Mutation::kChangeCols, 2},
-      {Mutation::kChangeRows, 2},    {Mutation::kChangeEps, 2},       {Mutation::kChangeFlags, 2},
-      {Mutation::kChangeKernel, 2},  {Mutation::kChangeSignature, 1},
+      {Mutation::kFlipBit, 6},
+      {Mutation::kFlipMantissaBit, 6},
+      {Mutation::kFlipExponentBit, 6},
+      {Mutation::kSpecial, 6},
+      {Mutation::kNudgeUlps, 6},
+      {Mutation::kMakeRowConstant, 3},
+      {Mutation::kCopyValueInRow, 4},
+      {Mutation::kShiftRow, 6},
+      {Mutation::kScaleRow, 5},
+      {Mutation::kCopyRow, 2},
+      {Mutation::kChangeD, 3},
+      {Mutation::kChangeCols, 2},
+      {Mutation::kChangeRows, 2},
+      {Mutation::kChangeEps, 2},
+      {Mutation::kChangeFlags, 2},
+      {Mutation::kChangeKernel, 2},
+      {Mutation::kChangeSignature, 1},
   }};
   int total = 0;
   for (const auto& [m, w] : kWeights) total += w;
@@ -338,14 +375,16 @@ std::size_t CrossOverBytes(const std::uint8_t* a, std::size_t a_size, const std:
     case 0:  // some rows from y
       for (std::int64_t r = 0; r < std::min(x.rows, y.rows); ++r) {
         if (Chance(rng, 2)) continue;
-        std::copy(y.x.begin() + static_cast<std::ptrdiff_t>(r * c), y.x.begin() + static_cast<std::ptrdiff_t>((r + 1) * c),
+        std::copy(y.x.begin() + static_cast<std::ptrdiff_t>(r * c),
+                  y.x.begin() + static_cast<std::ptrdiff_t>((r + 1) * c),
                   x.x.begin() + static_cast<std::ptrdiff_t>(r * c));
       }
       break;
     case 1:  // a column range from y in every row
       if (c > 0) {
         const std::size_t from = static_cast<std::size_t>(Uniform(rng, 0, x.cols - 1));
-        const std::size_t to = static_cast<std::size_t>(Uniform(rng, static_cast<std::int64_t>(from), x.cols - 1));
+        const std::size_t to =
+            static_cast<std::size_t>(Uniform(rng, static_cast<std::int64_t>(from), x.cols - 1));
         for (std::int64_t r = 0; r < std::min(x.rows, y.rows); ++r) {
           for (std::size_t j = from; j <= to; ++j) x.x[r * c + j] = y.x[r * c + j];
         }

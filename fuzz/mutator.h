@@ -19,23 +19,23 @@
 namespace lnv::fuzz {
 
 enum class Mutation {
-  kFlipBit,           // any bit of one value
+  kFlipBit,  // any bit of one value
   kFlipMantissaBit,
   kFlipExponentBit,
-  kSpecial,           // a value becomes +-0, +-inf, NaN, a subnormal, the max, ...
-  kNudgeUlps,         // a value moves by a few ulps (its bit pattern +- 1..4)
-  kMakeRowConstant,   // every explicit value of a row becomes one of them
-  kCopyValueInRow,    // one value is copied to a few other columns of its row
-  kShiftRow,          // a constant (often far larger than the spread) added to a row
-  kScaleRow,          // a row multiplied by 2^k
-  kCopyRow,           // a row becomes another row
+  kSpecial,          // a value becomes +-0, +-inf, NaN, a subnormal, the max, ...
+  kNudgeUlps,        // a value moves by a few ulps (its bit pattern +- 1..4)
+  kMakeRowConstant,  // every explicit value of a row becomes one of them
+  kCopyValueInRow,   // one value is copied to a few other columns of its row
+  kShiftRow,         // a constant (often far larger than the spread) added to a row
+  kScaleRow,         // a row multiplied by 2^k
+  kCopyRow,          // a row becomes another row
   kChangeD,
   kChangeCols,
   kChangeRows,
   kChangeEps,
-  kChangeFlags,       // backward, affine mode, fill mode and seed, oracle cross-check
+  kChangeFlags,  // backward, affine mode, fill mode and seed, oracle cross-check
   kChangeKernel,
-  kChangeSignature,   // another norm/dtype; values converted (rounded once)
+  kChangeSignature,  // another norm/dtype; values converted (rounded once)
 };
 inline constexpr int kMutationCount = static_cast<int>(Mutation::kChangeSignature) + 1;
 std::string_view MutationName(Mutation m);

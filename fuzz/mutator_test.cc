@@ -15,7 +15,8 @@ namespace {
 DecodeConfig EverySignature() {
   DecodeConfig config;
   for (Norm n : {Norm::kLayerNorm, Norm::kRmsNorm}) {
-    for (DType t : {DType::kF32, DType::kBF16, DType::kF16, DType::kF64}) config.signatures.push_back({n, t, t});
+    for (DType t : {DType::kF32, DType::kBF16, DType::kF16, DType::kF64})
+      config.signatures.push_back({n, t, t});
   }
   return config;
 }
@@ -169,8 +170,8 @@ TEST(Mutator, MutatedInputsDifferFromTheirOriginalsAlmostAlways) {
     std::vector<std::uint8_t> bytes = EncodeInput(in);
     const std::vector<std::uint8_t> original = bytes;
     bytes.resize(4096);
-    const std::size_t n = MutateBytes(bytes.data(), original.size(), bytes.size(), static_cast<unsigned>(k),
-                                      config, nullptr);
+    const std::size_t n =
+        MutateBytes(bytes.data(), original.size(), bytes.size(), static_cast<unsigned>(k), config, nullptr);
     bytes.resize(n);
     same += bytes == original;
   }
@@ -200,9 +201,11 @@ TEST(Mutator, CrossOverStaysWithinMaxSizeAndDecodes) {
   const DecodeConfig config = EverySignature();
   for (unsigned seed = 0; seed < 200; ++seed) {
     const auto a = EncodeInput(SmallIntegers(static_cast<DType>(seed % 4), 1 + seed % 20, 1 + seed % 4));
-    const auto b = EncodeInput(SmallIntegers(static_cast<DType>((seed / 4) % 4), 1 + seed % 13, 1 + seed % 5));
+    const auto b =
+        EncodeInput(SmallIntegers(static_cast<DType>((seed / 4) % 4), 1 + seed % 13, 1 + seed % 5));
     std::vector<std::uint8_t> out(kHeaderSize + seed * 8);
-    const std::size_t n = CrossOverBytes(a.data(), a.size(), b.data(), b.size(), out.data(), out.size(), seed, config);
+    const std::size_t n =
+        CrossOverBytes(a.data(), a.size(), b.data(), b.size(), out.data(), out.size(), seed, config);
     ASSERT_LE(n, out.size());
     const FuzzInput x = DecodeInput(out.data(), n, config);
     EXPECT_EQ(ValidateCase(Materialize(x)), "");

@@ -117,7 +117,8 @@ int ReplayInput(const lnv::fuzz::FuzzConfig& config, const std::string& path) {
     std::cerr << "error " << path << ": cannot read\n";
     return 2;
   }
-  const std::vector<std::uint8_t> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const std::vector<std::uint8_t> bytes((std::istreambuf_iterator<char>(in)),
+                                        std::istreambuf_iterator<char>());
   const lnv::fuzz::RunResult r = lnv::fuzz::RunInput(config, bytes.data(), bytes.size());
   int rc = 0;
   for (const lnv::fuzz::Finding& f : r.findings) {
@@ -167,8 +168,8 @@ int main(int argc, char** argv) {
   const lnv::PluginLoad all = lnv::ImplsWithPlugins();
   int worst = 0, failed = 0;
   for (const std::string& f : files) {
-    const int rc = fs::path(f).extension() == ".case" ? ReplayCaseFile(config, all.impls, f)
-                                                       : ReplayInput(config, f);
+    const int rc =
+        fs::path(f).extension() == ".case" ? ReplayCaseFile(config, all.impls, f) : ReplayInput(config, f);
     worst = std::max(worst, rc);
     failed += rc != 0;
   }

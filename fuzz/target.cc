@@ -165,8 +165,9 @@ Finding OracleFinding(FindingKind kind, const Case& c, const std::string& what) 
   f.kind = kind;
   f.kernel = "-";
   f.verdict = Verdict::kOracleUndecided;
-  f.key = std::string("oracle|") + (kind == FindingKind::kOracleUndecided ? "undecided" : "backends_disagree") +
-          "|" + what.substr(0, what.find('['));
+  f.key = std::string("oracle|") +
+          (kind == FindingKind::kOracleUndecided ? "undecided" : "backends_disagree") + "|" +
+          what.substr(0, what.find('['));
   f.detail = std::string("oracle   ") +
              (kind == FindingKind::kOracleUndecided ? "returned undecided (its precision cap was reached)"
                                                     : "its two backends (Boost, MPFR) disagree") +
@@ -196,8 +197,9 @@ std::string FirstUndecided(const Reference& ref) {
     if (auto s = scan(*v, name); !s.empty()) return s;
   }
   if (ref.backward) {
-    for (const auto& [v, name] : {std::pair{&ref.backward->dx, "dx"}, std::pair{&ref.backward->dgamma, "dgamma"},
-                                  std::pair{&ref.backward->dbeta, "dbeta"}}) {
+    for (const auto& [v, name] :
+         {std::pair{&ref.backward->dx, "dx"}, std::pair{&ref.backward->dgamma, "dgamma"},
+          std::pair{&ref.backward->dbeta, "dbeta"}}) {
       if (auto s = scan(*v, name); !s.empty()) return s;
     }
   }
@@ -290,12 +292,14 @@ std::string ConfigFromEnv(FuzzConfig* config) {
     std::int64_t n = 0;
     const auto [p, ec] = std::from_chars(v, v + std::strlen(v), n);
     if (ec != std::errc() || *p != '\0' || n < 1 || n > kMaxMaxD) {
-      return "LNV_FUZZ_MAX_D='" + std::string(v) + "' is not an integer in [1, " + std::to_string(kMaxMaxD) + "]";
+      return "LNV_FUZZ_MAX_D='" + std::string(v) + "' is not an integer in [1, " + std::to_string(kMaxMaxD) +
+             "]";
     }
     config->decode.max_d = n;
   }
   if (const char* v = std::getenv("LNV_FUZZ_CASES_DIR"); v != nullptr && *v != '\0') config->cases_dir = v;
-  if (const char* v = std::getenv("LNV_FUZZ_PREWRITE"); v != nullptr) config->prewrite = std::string(v) == "1";
+  if (const char* v = std::getenv("LNV_FUZZ_PREWRITE"); v != nullptr)
+    config->prewrite = std::string(v) == "1";
   if (const char* v = std::getenv("LNV_FUZZ_KNOWN_FINDINGS"); v != nullptr && *v != '\0') {
     std::string error;
     if (!ReadKnownFindings(v, &config->known, &error)) return "LNV_FUZZ_KNOWN_FINDINGS: " + error;
@@ -330,7 +334,8 @@ RunResult RunCase(const FuzzConfig& config, const Case& c, const std::vector<con
   const std::int64_t undecided = ref.forward.undecided + (ref.backward ? ref.backward->undecided : 0);
   AddOracleFeatures(ref.forward.slow_path + (ref.backward ? ref.backward->slow_path : 0), undecided,
                     &res.features);
-  if (undecided > 0) res.findings.push_back(OracleFinding(FindingKind::kOracleUndecided, c, FirstUndecided(ref)));
+  if (undecided > 0)
+    res.findings.push_back(OracleFinding(FindingKind::kOracleUndecided, c, FirstUndecided(ref)));
   if (cross_check_oracle && c.d <= kCrossCheckMaxElements) {
     // The exact paths cost far more than the fast one: check the leading rows
     // that fit in kCrossCheckMaxElements (a smaller problem, still a problem).
@@ -396,13 +401,13 @@ std::string WriteFindingCase(const FuzzConfig& config, const Finding& f, std::st
   std::snprintf(hash, sizeof hash, "%016llx",
                 static_cast<unsigned long long>(
                     InputHash(reinterpret_cast<const std::uint8_t*>(text.data()), text.size())));
-  const std::string what = f.key == "prewrite" ? std::string("crash")
-                                               : std::string(VerdictName(f.verdict)) + "_" +
-                                                     std::string(OutputName(f.output));
-  const std::string stem = f.kind == FindingKind::kKernel
-                               ? FileSafe(f.kernel) + "__" + what
-                               : std::string(f.kind == FindingKind::kOracleUndecided ? "oracle__undecided"
-                                                                                     : "oracle__backends");
+  const std::string what =
+      f.key == "prewrite" ? std::string("crash")
+                          : std::string(VerdictName(f.verdict)) + "_" + std::string(OutputName(f.output));
+  const std::string stem =
+      f.kind == FindingKind::kKernel
+          ? FileSafe(f.kernel) + "__" + what
+          : std::string(f.kind == FindingKind::kOracleUndecided ? "oracle__undecided" : "oracle__backends");
   const std::string path =
       (std::filesystem::path(config.cases_dir) / ("fuzz__" + stem + "__" + hash + ".case")).string();
   c.provenance.replay = (f.kind == FindingKind::kKernel ? "ln_check --replay " : "fuzz_ln_replay ") + path;
@@ -417,8 +422,8 @@ std::string FormatFinding(const Finding& f, const std::string& case_path) {
     o << "case     (not written)\n";
   } else {
     o << "case     " << case_path << "\n"
-      << "replay   " << (f.kind == FindingKind::kKernel ? "ln_check --replay " : "fuzz_ln_replay ") << case_path
-      << "\n";
+      << "replay   " << (f.kind == FindingKind::kKernel ? "ln_check --replay " : "fuzz_ln_replay ")
+      << case_path << "\n";
   }
   // The case in hex floats, cut after 40 lines (the file has all of it).
   const std::string text = FormatCase(f.c);

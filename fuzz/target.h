@@ -67,18 +67,18 @@ struct Finding {
   ImplStatus status = ImplStatus::kClaimsBound;
   Verdict verdict = Verdict::kPass;
   Output output = Output::kY;
-  bool traps = true;    // false: recorded only (observed kernels, known findings)
-  std::string key;      // de-duplication: kernel|verdict|output|class (finding_class.h)
-  std::string known;    // the reason, when the key is on the known-findings list
-  std::string detail;   // worst element, error, bound, summary (lines)
-  Case c;               // reduced to the failing row when rows are independent
+  bool traps = true;   // false: recorded only (observed kernels, known findings)
+  std::string key;     // de-duplication: kernel|verdict|output|class (finding_class.h)
+  std::string known;   // the reason, when the key is on the known-findings list
+  std::string detail;  // worst element, error, bound, summary (lines)
+  Case c;              // reduced to the failing row when rows are independent
 };
 
 struct RunStats {
   double oracle_seconds = 0.0;  // ComputeReference and the cross-check
   double kernel_seconds = 0.0;  // kernels and judging
   std::int64_t kernels_judged = 0;
-  std::int64_t elements = 0;    // rows * d
+  std::int64_t elements = 0;  // rows * d
 };
 
 struct RunResult {

@@ -3,8 +3,8 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
-#include <limits>
 #include <filesystem>
+#include <limits>
 #include <sstream>
 
 #include "harness/check.h"
@@ -176,8 +176,8 @@ TEST(FuzzTarget, APrewrittenCaseIsDeletedWhenTheKernelReturns) {
 }
 
 TEST(FuzzTarget, TheOracleCrossCheckPassesOnTheFamiliesAndCatchesATamperedAnswer) {
-  for (const char* name : {"standard_normal", "large_mean", "tiny_magnitude", "near_constant", "nan_inf_rows",
-                           "beta_cancels"}) {
+  for (const char* name :
+       {"standard_normal", "large_mean", "tiny_magnitude", "near_constant", "nan_inf_rows", "beta_cancels"}) {
     const Case c = Family(name, 16, 4);
     const Reference ref = ComputeReference(c);
     EXPECT_EQ(CrossCheckOracle(c, ref), "") << name;
@@ -209,7 +209,8 @@ TEST(FuzzTarget, RunInputJudgesTheKernelsTheSelectorChose) {
   for (std::size_t i = 0; i < in.x.size(); ++i) in.x[i] = ToBits(static_cast<double>(i), DType::kF32);
   auto bytes = EncodeInput(in);
   const RunResult all = RunInput(config, bytes.data(), bytes.size());
-  EXPECT_EQ(all.stats.kernels_judged, static_cast<std::int64_t>(CompatibleKernels(config, Materialize(in)).size()));
+  EXPECT_EQ(all.stats.kernels_judged,
+            static_cast<std::int64_t>(CompatibleKernels(config, Materialize(in)).size()));
   EXPECT_TRUE(all.findings.empty());
   EXPECT_FALSE(all.features.ids().empty());
   bytes[0] = 1;

@@ -1,0 +1,227 @@
+#!/usr/bin/env bash
+# fuzz_ln overnight: fuzz in parallel for hours, then do the morning's work:
+# merge the corpus, sort the crashes into distinct findings, minimize one
+# input per finding, turn each into a case file that `ln_check --replay`
+# reproduces, and print a short summary. See usage() or fuzz/README.md.
+set -euo pipefail
+
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+
+usage() {
+  cat <<'EOF'
+usage: fuzz/overnight.sh [options]
+
+Runs fuzz_ln (the clang `fuzz` preset, built first) with -fork=JOBS and
+-ignore_crashes=1 for the given time in a work folder, then:
+  1. merges the new inputs into WORK/corpus (libFuzzer -merge=1, set cover);
+  2. runs every crash/timeout/oom input once and groups them by finding key
+     (kernel | verdict | output | input class; sanitizer crashes by their
+     summary line);
+  3. minimizes the smallest input of each group (-minimize_crash=1) and keeps
+     the result only if it still gives the same key;
+  4. writes each finding's case file under WORK/findings/N/ and replays it
+     with ln_check --replay;
+  5. prints the morning summary: the distinct findings, each with its case file
+     and replay command, the known (recorded) findings, and the corpus sizes.
+
+Options:
+  --hours H       how long to fuzz (default 8)
+  --seconds S     how long to fuzz, in seconds (overrides --hours)
+  --jobs N        parallel fuzzing jobs (default: the number of cores)
+  --work DIR      work folder (default build/fuzz/overnight-<date>); reusing one
+                  continues from its corpus
+  --impls GLOB    LNV_FUZZ_IMPLS for the run (default: every kernel but the
+                  negative controls)
+  --max-d N       LNV_FUZZ_MAX_D (default 4096)
+  --seed N        libFuzzer's -seed (default: from the clock; always printed)
+  --timeout S     per-input timeout in seconds (default 120)
+  --rss-mb N      per-job RSS limit (default 4096)
+  --no-known      trap on the known findings too (fuzz/known_findings.txt)
+  --no-build      use the existing build/fuzz
+  --help          this text
+
+Exit status: 0 no new finding, 1 at least one finding, 2 bad usage.
+EOF
+}
+
+die_usage() { echo "overnight.sh: $1 (see --help)" >&2; exit 2; }
+say() { printf '\n==> %s\n' "$*"; }
+
+seconds=$((8 * 3600))
+jobs="$(nproc)"
+work=""
+impls="${LNV_FUZZ_IMPLS:-}"
+max_d=4096
+seed=""
+timeout=120
+rss_mb=4096
+known="$root/fuzz/known_findings.txt"
+build=1
+while (($# > 0)); do
+  case "$1" in
+    --help) usage; exit 0 ;;
+    --hours) [[ $# -ge 2 && "$2" =~ ^[0-9]+([.][0-9]+)?$ ]] || die_usage "--hours needs a number"
+             seconds="$(awk -v h="$2" 'BEGIN { printf "%d", h * 3600 }')"; shift 2 ;;
+    --seconds) [[ $# -ge 2 && "$2" =~ ^[0-9]+$ ]] || die_usage "--seconds needs an integer"; seconds="$2"; shift 2 ;;
+    --jobs) [[ $# -ge 2 && "$2" =~ ^[1-9][0-9]*$ ]] || die_usage "--jobs needs a positive integer"; jobs="$2"; shift 2 ;;
+    --work) [[ $# -ge 2 ]] || die_usage "--work needs a folder"; work="$2"; shift 2 ;;
+    --impls) [[ $# -ge 2 ]] || die_usage "--impls needs a glob"; impls="$2"; shift 2 ;;
+    --max-d) [[ $# -ge 2 && "$2" =~ ^[1-9][0-9]*$ ]] || die_usage "--max-d needs a positive integer"; max_d="$2"; shift 2 ;;
+    --seed) [[ $# -ge 2 && "$2" =~ ^[0-9]+$ ]] || die_usage "--seed needs an integer"; seed="$2"; shift 2 ;;
+    --timeout) [[ $# -ge 2 && "$2" =~ ^[1-9][0-9]*$ ]] || die_usage "--timeout needs seconds"; timeout="$2"; shift 2 ;;
+    --rss-mb) [[ $# -ge 2 && "$2" =~ ^[1-9][0-9]*$ ]] || die_usage "--rss-mb needs megabytes"; rss_mb="$2"; shift 2 ;;
+    --no-known) known=""; shift ;;
+    --no-build) build=0; shift ;;
+    *) die_usage "unknown option $1" ;;
+  esac
+done
+((seconds >= 1)) || die_usage "the run must last at least one second"
+seed="${seed:-$(( $(date +%s) % 2147483647 ))}"
+work="${work:-$root/build/fuzz/overnight-$(date +%Y%m%d-%H%M%S)}"
+mkdir -p "$work"
+work="$(cd "$work" && pwd)"
+
+fuzz_ln="$root/build/fuzz/fuzz/fuzz_ln"
+ln_check="$root/build/fuzz/harness/ln_check"
+if ((build)); then
+  say "building the fuzz preset (fuzz_ln, ln_check)"
+  (cd "$root" && cmake --preset fuzz >/dev/null && cmake --build --preset fuzz --target fuzz_ln ln_check)
+fi
+[[ -x "$fuzz_ln" && -x "$ln_check" ]] || die_usage "no build/fuzz/fuzz/fuzz_ln or ln_check; run without --no-build"
+
+mkdir -p "$work"/{corpus,new,artifacts,cases,logs,triage,findings}
+export LNV_FUZZ_MAX_D="$max_d" LNV_FUZZ_IMPLS="$impls" LNV_FUZZ_KNOWN_FINDINGS="$known"
+# Heap allocation stacks cost the oracle's big integers a fifth of the time;
+# the morning's re-runs below keep the full context.
+fast_asan="${ASAN_OPTIONS:-malloc_context_size=0}"
+common=(-max_len=16384 "-dict=$root/fuzz/fuzz_ln.dict" "-timeout=$timeout" "-rss_limit_mb=$rss_mb")
+corpus_before="$(find "$work/corpus" -type f | wc -l)"
+
+say "fuzzing for ${seconds} s with ${jobs} jobs, seed ${seed}, d <= ${max_d}, kernels '${impls:-default}'"
+echo "work folder: $work"
+start=$(date +%s)
+set +e
+(cd "$work" && ASAN_OPTIONS="$fast_asan" LNV_FUZZ_CASES_DIR="$work/cases" \
+  "$fuzz_ln" "${common[@]}" -seed="$seed" -fork="$jobs" -ignore_crashes=1 -ignore_timeouts=1 -ignore_ooms=1 \
+  -max_total_time="$seconds" -artifact_prefix="$work/artifacts/" \
+  "$work/new" "$work/corpus" "$root/fuzz/corpus/fuzz_ln" >"$work/logs/fuzz.log" 2>&1)
+fuzz_rc=$?
+set -e
+elapsed=$(( $(date +%s) - start ))
+last_status="$(grep -E '^#[0-9]+' "$work/logs/fuzz.log" | tail -1 || true)"
+echo "fuzz_ln exited with $fuzz_rc after ${elapsed} s; last status: ${last_status:-none}"
+
+say "merging the corpus (set cover)"
+rm -rf "$work/merged" && mkdir -p "$work/merged"
+(cd "$work" && ASAN_OPTIONS="$fast_asan" LNV_FUZZ_CASES_DIR="$work/logs/merge-cases" \
+  "$fuzz_ln" "${common[@]}" -merge=1 -merge_control_file="$work/logs/merge.control" \
+  "$work/merged" "$work/corpus" "$work/new" >"$work/logs/merge.log" 2>&1) || echo "merge exited with $? (see $work/logs/merge.log)"
+if [[ -n "$(ls -A "$work/merged")" ]]; then
+  rm -rf "$work/corpus" && mv "$work/merged" "$work/corpus" && rm -rf "$work/new" && mkdir -p "$work/new"
+fi
+corpus_after="$(find "$work/corpus" -type f | wc -l)"
+
+# The key of one input: the finding lines it prints, else its sanitizer summary.
+keys_of() {  # INPUT OUTDIR -> prints keys, one a line
+  local input="$1" out="$2" log
+  mkdir -p "$out"
+  log="$out/run.log"
+  (cd "$out" && LNV_FUZZ_CASES_DIR="$out" LNV_FUZZ_PREWRITE=1 timeout $((timeout * 2)) \
+    "$fuzz_ln" -timeout="$timeout" -rss_limit_mb="$rss_mb" "$input" >"$log" 2>&1) || true
+  local keys
+  keys="$(grep -E '^==lnv-finding== ' "$log" | sed 's/^==lnv-finding== //' | sort -u || true)"
+  if [[ -z "$keys" ]]; then
+    local summary
+    summary="$(grep -m1 -E '^SUMMARY: |ERROR: libFuzzer: (timeout|out-of-memory)' "$log" | sed 's/ (.*//' || true)"
+    local pre
+    pre="$(ls "$out"/*__crash__*.case 2>/dev/null | head -1 | xargs -r -n1 basename || true)"
+    [[ -n "$summary" ]] && keys="crash|${pre%%__crash__*}|${summary}"
+  fi
+  printf '%s\n' "$keys"
+}
+
+say "sorting the crashes into findings"
+declare -A best_input best_size count
+n_artifacts=0
+for a in "$work"/artifacts/*; do
+  [[ -f "$a" ]] || continue
+  case "$(basename "$a")" in crash-*|timeout-*|oom-*|leak-*) ;; *) continue ;; esac
+  n_artifacts=$((n_artifacts + 1))
+  t="$work/triage/$(basename "$a")"
+  while IFS= read -r key; do
+    [[ -n "$key" ]] || continue
+    size=$(stat -c %s "$a")
+    count[$key]=$(( ${count[$key]:-0} + 1 ))
+    if [[ -z "${best_size[$key]:-}" || $size -lt ${best_size[$key]} ]]; then
+      best_size[$key]=$size
+      best_input[$key]="$a"
+    fi
+  done < <(keys_of "$a" "$t")
+done
+echo "$n_artifacts crash inputs, ${#best_input[@]} distinct findings"
+
+say "minimizing one input per finding and writing its case file"
+i=0
+summary_lines=()
+mapfile -t keys < <(printf '%s\n' "${!best_input[@]}" | sort)
+for key in "${keys[@]}"; do
+  [[ -n "$key" ]] || continue
+  i=$((i + 1))
+  dir="$work/findings/$i"
+  mkdir -p "$dir"
+  input="${best_input[$key]}"
+  cp "$input" "$dir/input"
+  (cd "$dir" && LNV_FUZZ_CASES_DIR="$dir/minimize-cases" "$fuzz_ln" -minimize_crash=1 -max_total_time=60 \
+    -timeout="$timeout" -exact_artifact_path="$dir/input.min" "$input" >"$dir/minimize.log" 2>&1) || true
+  if [[ -f "$dir/input.min" ]] && keys_of "$dir/input.min" "$dir/check" | grep -qxF "$key"; then
+    cp "$dir/input.min" "$dir/input"
+  fi
+  keys_of "$dir/input" "$dir/run" >/dev/null
+  case_file=""
+  if [[ "$key" == crash\|* ]]; then
+    case_file="$(ls "$dir"/run/*__crash__*.case 2>/dev/null | head -1 || true)"
+  else
+    case_file="$(awk -v k="==lnv-finding== $key" '$0 == k { f = 1; next } f && /^case +\// { print $2; exit }' "$dir/run/run.log")"
+  fi
+  replay="(no case file: see $dir/run/run.log)"
+  reproduced=""
+  if [[ -n "$case_file" && -f "$case_file" ]]; then
+    cp "$case_file" "$dir/" && case_file="$dir/$(basename "$case_file")"
+    if [[ "$(sed -n 's/^kernel //p' "$case_file")" == "-" ]]; then
+      replay="build/default/fuzz/fuzz_ln_replay $case_file"
+    else
+      replay="build/default/harness/ln_check --replay $case_file"
+      set +e
+      "$ln_check" --replay "$case_file" >"$dir/replay.log" 2>&1
+      rc=$?
+      set -e
+      if ((rc == 1)); then
+        reproduced="reproduces: ln_check exits 1, the claim is broken"
+      elif ((rc == 0)) && grep -q 'negative_control' "$dir/replay.log"; then
+        reproduced="reproduces: a caught negative control, ln_check exits 0"
+      else
+        reproduced="ln_check --replay exits $rc: see $dir/replay.log"
+      fi
+    fi
+  fi
+  summary_lines+=("$i. $key  (${count[$key]} inputs)")
+  summary_lines+=("   case   ${case_file:-none}")
+  summary_lines+=("   replay $replay${reproduced:+   [$reproduced]}")
+done
+
+known_cases="$(grep -l '^note known finding:' "$work"/cases/*.case 2>/dev/null || true)"
+say "morning summary"
+echo "run      ${elapsed} s, ${jobs} jobs, seed ${seed}, d <= ${max_d}, kernels '${impls:-default}'"
+echo "status   ${last_status:-none}"
+echo "corpus   $work/corpus: $corpus_before inputs before, $corpus_after after the merge"
+echo "crashes  $n_artifacts inputs in $work/artifacts"
+echo "findings ${#best_input[@]} distinct"
+for line in "${summary_lines[@]}"; do echo "  $line"; done
+if [[ -n "$known_cases" ]]; then
+  echo "known    $(echo "$known_cases" | wc -l) case files of known findings (recorded, not trapped) in $work/cases:"
+  grep -h '^note known finding:' $known_cases | sort | uniq -c | sed 's/^/  /'
+fi
+echo
+echo "keep the corpus:       cp -n $work/corpus/* $root/fuzz/corpus/fuzz_ln/"
+echo "keep a finding:        see fuzz/README.md, \"Adding a finding to the regression folder\""
+((${#best_input[@]} == 0)) || exit 1

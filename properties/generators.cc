@@ -104,7 +104,7 @@ rc::Gen<double> Epsilon(bool allow_zero) {
   const auto as_float = [](double v) { return static_cast<double>(static_cast<float>(v)); };
   std::vector<std::pair<std::size_t, rc::Gen<double>>> choices = {
       {3, rc::gen::map(rc::gen::element(1e-5, 1e-6, 1e-12), as_float)},
-      {4, rc::gen::map(FloatValue(kBinary32, -40, -8), [](double v) { return std::fabs(v); })},
+      {4, rc::gen::map(FloatValue(kBinary32, -40, -7), [](double v) { return std::fabs(v); })},
   };
   if (allow_zero) choices.push_back({2, rc::gen::just(0.0)});
   return WeightedOneOf(choices);

@@ -65,7 +65,7 @@ rc::Gen<double> FloatValue(FloatFormat f, int e_lo, int e_hi);
 // k 2^e with |k| <= k_max (k_max < 2^53): values whose small sums are exact.
 rc::Gen<double> ScaledInteger(std::int64_t k_max, int e);
 
-// A float eps: log-uniform over [2^-40, 2^-7] (about 1e-12 ... 8e-3), with
+// A float eps: log-uniform over [2^-40, 2^-6) (about 9e-13 ... 1.6e-2), with
 // the common 1e-5, 1e-6 and 1e-12 often, and exactly 0 when allowed.
 rc::Gen<double> Epsilon(bool allow_zero);
 

@@ -303,9 +303,11 @@ void PropertyCase::KernelFails(const ImplInfo& k, const Case& c, const std::stri
   RC_FAIL(report);
 }
 
-QuietRun RunQuietly(const PropertyDef& p, const Targets& targets, int max_success) {
+QuietRun RunQuietly(const PropertyDef& p, const Targets& targets, int max_success,
+                    std::uint64_t seed_offset) {
   rc::detail::TestParams params = rc::detail::configuration().testParams;
   params.maxSuccess = max_success;
+  params.seed += seed_offset;
   params.disableShrinking = true;
   rc::detail::TestMetadata metadata;
   metadata.id = "quiet/" + std::string(p.name);

@@ -188,9 +188,11 @@ struct QuietRun {
   int cases = 0;            // successful cases before the failure (or in all)
   std::string message;      // RapidCheck's failure description
 };
-// Runs the property on `targets` with the configured seed, max_success
-// cases, no shrinking, and no RC_PARAMS reproduce map; prints nothing.
-QuietRun RunQuietly(const PropertyDef& p, const Targets& targets, int max_success);
+// Runs the property on `targets` with the configured seed (plus
+// seed_offset), max_success cases, no shrinking, and no RC_PARAMS reproduce
+// map; prints nothing.
+QuietRun RunQuietly(const PropertyDef& p, const Targets& targets, int max_success,
+                    std::uint64_t seed_offset = 0);
 
 }  // namespace lnv::props
 

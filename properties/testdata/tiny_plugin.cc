@@ -6,7 +6,8 @@
 //   rstd = 1/sqrt(var + eps); y = gamma xhat + beta. A row whose largest
 //   magnitude is 2^41 or more is first scaled by a power of two (exact) so
 //   that its sum of squares cannot overflow; the statistics are scaled back
-//   (rstd = 2^k / sqrt(var_k + eps 4^k)), as plugins claim the full finite range.
+//   (rstd = 2^k / sqrt(var_k + eps 4^k); 1/sqrt(eps) when var_k = 0), as
+//   plugins claim the full finite range.
 // Accumulation: float. Backward: dx = rstd ((g - mean g) - xhat mean(g xhat))
 //   from the stored mean/rstd; dgamma, dbeta summed over rows in float.
 // Bound: the generic bound of its accumulation dtype (the loader's
@@ -47,8 +48,13 @@ int Forward(const lnv_forward_args* a) {
       m2 = m2 + dev * dev;
     }
     const float var = m2 / static_cast<float>(d);
-    const float eps = std::ldexp(a->eps, 2 * k);
-    const float rstd = 1.0f / std::sqrt(var + eps);
+    // In scaled units rstd_k = 2^-k rstd = 1/sqrt(var_k + eps 4^k). A scaled
+    // row has var_k = 0 or var_k >= 2^30 (its spacing is 2^18 or more), so
+    // eps 4^k, which may underflow, matters only when var_k = 0: then
+    // rstd = 1/sqrt(eps), computed unscaled.
+    const float rstd = var == 0 && k != 0
+                           ? std::ldexp(1.0f / std::sqrt(a->eps), -k)
+                           : 1.0f / std::sqrt(var + std::ldexp(a->eps, 2 * k));
     for (std::int64_t i = 0; i < d; ++i) {
       const float xhat = (xs[i] - mean) * rstd;
       float v = gamma != nullptr ? gamma[i] * xhat : xhat;

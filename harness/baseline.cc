@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <fstream>
 #include <numeric>
+#include <ostream>
 #include <sstream>
 
 #ifndef LNV_DEFAULT_BASELINES_DIR
@@ -279,5 +280,180 @@ Case ShrinkCase(const Case& c, const std::function<bool(const Case&)>& still_fai
   }
   return best;
 }
+
+
+namespace {
+
+// How replay commands name a case stored in the baselines directory.
+std::string CaseRef(const std::string& case_ref_dir, const std::string& name) {
+  return (std::filesystem::path(case_ref_dir) / name).string();
+}
+
+bool StillShows(const ImplInfo& impl, const Case& c, const Finding& f) {
+  return FindingsOf(f.family, Judge(impl, c)).contains(f);
+}
+
+}  // namespace
+
+bool CompareWithBaseline(const BaselineSetting& opt, const ImplInfo& impl,
+                         const ObservedFindings& found, std::string* status, std::ostream& out,
+                         const std::function<void(const Finding&, const ObservedCase&)>& on_new) {
+  const std::string& dir = opt.dir;
+  const std::string path = BaselinePath(dir, impl.name);
+  const std::string tag = "BASELINE " + impl.name + ": ";
+  std::set<Finding> observed;
+  for (const auto& [f, fc] : found) observed.insert(f);
+  Baseline b;
+  std::string error;
+  if (!std::filesystem::exists(path)) {
+    *status = "MISSING";
+    out << tag << "none recorded at " << path << "; this run found " << observed.size()
+        << " finding(s): record them with --write-baselines\n";
+    return false;
+  }
+  if (!ReadBaseline(path, &b, &error)) {
+    *status = "UNREADABLE";
+    out << tag << error << "\n";
+    return false;
+  }
+  bool ok = true;
+  const BaselineRun* run = b.FindRun(opt.budget, opt.seed);
+  if (run == nullptr) {
+    *status = "not compared";
+    out << "baseline " << impl.name << ": no recorded run for budget " << opt.budget
+        << ", seed " << opt.seed << ": findings not compared (recorded cases still replayed)\n";
+  } else {
+    const BaselineDiff diff = CompareFindings(run->findings, observed, opt.families_glob);
+    for (const Finding& f : diff.added) {
+      out << tag << "NEW finding " << FindingText(f) << "\n";
+      if (on_new) on_new(f, found.at(f));
+    }
+    for (const Finding& f : diff.vanished) {
+      out << tag << "VANISHED finding " << FindingText(f) << " (recorded in " << path << ")\n";
+      if (const auto c = b.cases.find(f); c != b.cases.end()) {
+        out << "  replay " << opt.program << " --replay " << CaseRef(opt.case_ref_dir, c->second) << "\n";
+      }
+    }
+    ok = !diff.Changed();
+    std::size_t compared = 0;
+    for (const Finding& f : run->findings) compared += GlobMatch(opt.families_glob, f.family);
+    *status = ok ? "matches, " + std::to_string(compared) + " finding(s)"
+                     : "CHANGED: " + std::to_string(diff.added.size()) + " new, " +
+                           std::to_string(diff.vanished.size()) + " vanished";
+  }
+  // Every recorded case must still show its finding.
+  for (const auto& [f, name] : b.cases) {
+    if (!GlobMatch(opt.families_glob, f.family)) continue;
+    const std::string cpath = (std::filesystem::path(dir) / name).string();
+    Case c;
+    std::string why;
+    if (!ReadCaseFile(cpath, &c, &error)) {
+      why = error;
+    } else if (c.kernel != impl.name) {
+      why = cpath + ": a case of " + c.kernel;
+    } else if (const std::string incompatible = CheckCompatible(impl, c); !incompatible.empty()) {
+      why = cpath + ": " + incompatible;
+    } else if (!StillShows(impl, c, f)) {
+      why = "recorded case no longer shows " + FindingText(f) + "\n  replay " + opt.program +
+            " --replay " + CaseRef(opt.case_ref_dir, name);
+    }
+    if (why.empty()) continue;
+    out << tag << why << "\n";
+    if (ok) *status = "CHANGED: a recorded case";
+    ok = false;
+  }
+  return ok;
+}
+
+bool RecordBaseline(const BaselineSetting& opt, const ImplInfo& impl,
+                    const ObservedFindings& found, std::string* status, std::ostream& out) {
+  const std::string& dir = opt.dir;
+  const std::string path = BaselinePath(dir, impl.name);
+  Baseline b;
+  std::string error;
+  if (std::filesystem::exists(path) && !ReadBaseline(path, &b, &error)) {
+    out << "ln_check: " << error << ": not overwritten\n";
+    *status = "UNREADABLE";
+    return false;
+  }
+  b.kernel = impl.name;
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  const std::string& budget = opt.budget;
+  BaselineRun* run = nullptr;
+  for (BaselineRun& r : b.runs) {
+    if (r.budget == budget && r.seed == opt.seed) run = &r;
+  }
+  if (run == nullptr) {
+    b.runs.push_back({budget, opt.seed, {}});
+    run = &b.runs.back();
+  }
+  const std::set<Finding> before = run->findings;
+  std::erase_if(run->findings,
+                [&](const Finding& f) { return GlobMatch(opt.families_glob, f.family); });
+  int written = 0;
+  for (const auto& [f, fc] : found) {
+    run->findings.insert(f);
+    if (const auto c = b.cases.find(f); c != b.cases.end()) {
+      Case old;
+      if (ReadCaseFile((std::filesystem::path(dir) / c->second).string(), &old, &error) &&
+          CheckCompatible(impl, old).empty() && StillShows(impl, old, f)) {
+        continue;  // keep the recorded case: stable diffs
+      }
+    }
+    std::vector<std::int64_t> rows_first;
+    if (const auto o = std::find_if(kAllOutputs.begin(), kAllOutputs.end(),
+                                    [&](Output o) { return OutputName(o) == f.output; });
+        o != kAllOutputs.end() && fc.j[*o].worst) {
+      const std::int64_t worst = *fc.j[*o].worst;
+      if (*o == Output::kY || *o == Output::kDx) rows_first.push_back(worst / fc.c.d);
+      if (*o == Output::kMean || *o == Output::kRstd) rows_first.push_back(worst);
+    }
+    Case w = ShrinkCase(fc.c, [&](const Case& cand) { return StillShows(impl, cand, f); },
+                        rows_first);
+    const std::string name = FindingCaseName(impl.name, f);
+    w.kernel = impl.name;
+    w.provenance.found_by = opt.found_by;
+    w.provenance.why += "; " + f.verdict + " on " + f.output;
+    w.provenance.replay = opt.program + " --replay " + CaseRef(opt.case_ref_dir, name);
+    w.provenance.notes.push_back("status observed: a recorded finding of this third-party "
+                                 "kernel, listed in " +
+                                 std::filesystem::path(path).filename().string());
+    w.provenance.notes.push_back("result " + Summarize(Judge(impl, w)));
+    w.provenance.notes.push_back("shrunk from rows=" + std::to_string(fc.c.rows) + ", d=" +
+                                 std::to_string(fc.c.d) + " to rows=" + std::to_string(w.rows) +
+                                 ", d=" + std::to_string(w.d));
+    if (!WriteCaseFile((std::filesystem::path(dir) / name).string(), w, &error)) {
+      out << "ln_check: " << error << "\n";
+      *status = "NOT WRITTEN";
+      return false;
+    }
+    b.cases[f] = name;
+    ++written;
+  }
+  // Forget (and delete) the cases of findings no run lists any more.
+  std::set<Finding> listed;
+  for (const BaselineRun& r : b.runs) listed.insert(r.findings.begin(), r.findings.end());
+  for (auto it = b.cases.begin(); it != b.cases.end();) {
+    if (listed.contains(it->first)) {
+      ++it;
+      continue;
+    }
+    std::filesystem::remove(std::filesystem::path(dir) / it->second, ec);
+    it = b.cases.erase(it);
+  }
+  if (!WriteBaseline(path, b, &error)) {
+    out << "ln_check: " << error << "\n";
+    *status = "NOT WRITTEN";
+    return false;
+  }
+  const BaselineDiff diff = CompareFindings(before, run->findings, "*");
+  out << "baseline " << impl.name << ": wrote " << path << " (" << budget << ", seed " << opt.seed
+      << "): " << run->findings.size() << " finding(s), " << diff.added.size() << " new, "
+      << diff.vanished.size() << " gone; " << written << " case(s) written\n";
+  *status = "written, " + std::to_string(run->findings.size()) + " finding(s)";
+  return true;
+}
+
 
 }  // namespace lnv

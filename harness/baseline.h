@@ -24,6 +24,7 @@
 #include <compare>
 #include <cstdint>
 #include <functional>
+#include <iosfwd>
 #include <map>
 #include <set>
 #include <string>
@@ -93,6 +94,45 @@ Case ShrinkCase(const Case& c, const std::function<bool(const Case&)>& still_fai
 
 // The case restricted to the given columns (in order): x, gamma, beta, dy.
 Case SelectColumns(const Case& c, const std::vector<std::int64_t>& cols);
+
+// ---- What ln_check does with an observed kernel after its run. ----
+
+// Where the baselines are, and the run that is compared or recorded.
+struct BaselineSetting {
+  std::string dir;            // the baselines directory
+  std::string case_ref_dir;   // how replay commands name that directory
+  std::string budget;         // "quick" or "full"
+  std::uint64_t seed = 0;
+  std::string families_glob = "*";
+  std::string program = "ln_check";
+  std::string found_by;       // provenance of the cases RecordBaseline writes
+};
+
+// The first case of this run that showed a finding, and its judgement.
+struct ObservedCase {
+  Case c;
+  Judgement j;
+};
+using ObservedFindings = std::map<Finding, ObservedCase>;
+
+// Compares this run's findings with the kernel's baseline (a missing or
+// unreadable baseline is a change; a baseline without this budget and seed
+// is reported and not compared), and replays every recorded case of the
+// families run: it must still show its finding. Prints one line per change,
+// calls on_new for each new finding, sets *status for the table ("matches,
+// 5 finding(s)", "CHANGED: 1 new, 0 vanished", ...). Returns whether nothing
+// changed.
+bool CompareWithBaseline(const BaselineSetting& setting, const ImplInfo& impl,
+                         const ObservedFindings& found, std::string* status, std::ostream& out,
+                         const std::function<void(const Finding&, const ObservedCase&)>& on_new);
+
+// --write-baselines: records this run's findings as the kernel's baseline
+// for this budget and seed (other runs, and findings of families outside
+// families_glob, are kept), each with the smallest case found (ShrinkCase; a
+// recorded case that still shows its finding is kept, for stable diffs).
+// Deletes the cases no run lists any more. Returns whether it was written.
+bool RecordBaseline(const BaselineSetting& setting, const ImplInfo& impl,
+                    const ObservedFindings& found, std::string* status, std::ostream& out);
 
 }  // namespace lnv
 

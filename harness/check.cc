@@ -117,6 +117,12 @@ std::string CommandLine(const CheckOptions& o) {
   return s;
 }
 
+// The one command that replays a case: a plugin kernel needs its plugin.
+std::string ReplayCommand(const CheckOptions& opt, const ImplInfo& impl, const std::string& path) {
+  const std::string plugin = IsPluginImpl(impl) ? " --plugin " + impl.source : "";
+  return opt.program + plugin + " --replay " + path;
+}
+
 // Writes the failing case (shrunk to its worst row when the failure is
 // row-local and the row alone still fails) and returns the path and the
 // summary of the written case, or an error.
@@ -159,7 +165,7 @@ Written WriteFailure(const CheckOptions& opt, const ImplInfo& impl, const Case& 
   w.provenance.found_by = CommandLine(opt);
   w.provenance.why += "; " + std::string(VerdictName(jw.verdict)) + " on " +
                       std::string(OutputName(DecidingOutput(jw)));
-  w.provenance.replay = opt.program + " --replay " + out.path;
+  w.provenance.replay = ReplayCommand(opt, impl, out.path);
   w.provenance.notes.push_back(std::string("status ") + std::string(StatusName(impl.status)) +
                                (impl.status == ImplStatus::kNegativeControl
                                     ? ": must be caught (this case catches it)"
@@ -189,200 +195,17 @@ void PrintTable(const std::vector<KernelSummary>& ks, std::ostream& out) {
   }
 }
 
-// The first case (and its run and judgement) that showed each finding of an
-// observed kernel.
-struct FoundCase {
-  Case c;
-  Judgement j;
-  PlannedRun run;
-};
-using Found = std::map<Finding, FoundCase>;
-
-std::string BaselinesDir(const CheckOptions& opt) {
-  return opt.baselines_dir.empty() ? DefaultBaselinesDir() : opt.baselines_dir;
-}
-
-// How a baseline's case file is named in replay commands: relative to the
-// source tree for the recorded baselines, as given otherwise.
-std::string CaseRef(const CheckOptions& opt, const std::string& name) {
-  if (opt.baselines_dir.empty()) return "impls/thirdparty/baselines/" + name;
-  return (std::filesystem::path(opt.baselines_dir) / name).string();
-}
-
-bool StillShows(const ImplInfo& impl, const Case& c, const Finding& f) {
-  return FindingsOf(f.family, Judge(impl, c)).contains(f);
-}
-
-// Observed kernel: compares this run's findings with the recorded ones,
-// replays every recorded case, and writes a case for each new finding.
-// Returns whether nothing changed.
-bool CompareWithBaseline(const CheckOptions& opt, const ImplInfo& impl, const Found& found,
-                         KernelSummary* s, std::ostream& out) {
-  const std::string dir = BaselinesDir(opt);
-  const std::string path = BaselinePath(dir, impl.name);
-  const std::string tag = "BASELINE " + impl.name + ": ";
-  std::set<Finding> observed;
-  for (const auto& [f, fc] : found) observed.insert(f);
-  Baseline b;
-  std::string error;
-  if (!std::filesystem::exists(path)) {
-    s->baseline = "MISSING";
-    out << tag << "none recorded at " << path << "; this run found " << observed.size()
-        << " finding(s): record them with --write-baselines\n";
-    return false;
-  }
-  if (!ReadBaseline(path, &b, &error)) {
-    s->baseline = "UNREADABLE";
-    out << tag << error << "\n";
-    return false;
-  }
-  bool ok = true;
-  const BaselineRun* run = b.FindRun(BudgetName(opt.budget), opt.seed);
-  if (run == nullptr) {
-    s->baseline = "not compared";
-    out << "baseline " << impl.name << ": no recorded run for budget " << BudgetName(opt.budget)
-        << ", seed " << opt.seed << ": findings not compared (recorded cases still replayed)\n";
-  } else {
-    const BaselineDiff diff = CompareFindings(run->findings, observed, opt.families_glob);
-    for (const Finding& f : diff.added) {
-      out << tag << "NEW finding " << FindingText(f) << "\n";
-      if (!opt.write_cases) continue;
-      const FoundCase& fc = found.at(f);
-      const Written w = WriteFailure(opt, impl, fc.c, fc.j, fc.run, {});
-      if (w.path.empty()) {
-        out << "  cannot write its case: " << w.error << "\n";
-        continue;
-      }
-      s->case_files.push_back(w.path);
-      out << "  case   " << w.path << "\n  replay " << opt.program << " --replay " << w.path
-          << "\n  result " << w.summary << "\n";
-    }
-    for (const Finding& f : diff.vanished) {
-      out << tag << "VANISHED finding " << FindingText(f) << " (recorded in " << path << ")\n";
-      if (const auto c = b.cases.find(f); c != b.cases.end()) {
-        out << "  replay " << opt.program << " --replay " << CaseRef(opt, c->second) << "\n";
-      }
-    }
-    ok = !diff.Changed();
-    std::size_t compared = 0;
-    for (const Finding& f : run->findings) compared += GlobMatch(opt.families_glob, f.family);
-    s->baseline = ok ? "matches, " + std::to_string(compared) + " finding(s)"
-                     : "CHANGED: " + std::to_string(diff.added.size()) + " new, " +
-                           std::to_string(diff.vanished.size()) + " vanished";
-  }
-  // Every recorded case must still show its finding.
-  for (const auto& [f, name] : b.cases) {
-    if (!GlobMatch(opt.families_glob, f.family)) continue;
-    const std::string cpath = (std::filesystem::path(dir) / name).string();
-    Case c;
-    std::string why;
-    if (!ReadCaseFile(cpath, &c, &error)) {
-      why = error;
-    } else if (c.kernel != impl.name) {
-      why = cpath + ": a case of " + c.kernel;
-    } else if (const std::string incompatible = CheckCompatible(impl, c); !incompatible.empty()) {
-      why = cpath + ": " + incompatible;
-    } else if (!StillShows(impl, c, f)) {
-      why = "recorded case no longer shows " + FindingText(f) + "\n  replay " + opt.program +
-            " --replay " + CaseRef(opt, name);
-    }
-    if (why.empty()) continue;
-    out << tag << why << "\n";
-    if (ok) s->baseline = "CHANGED: a recorded case";
-    ok = false;
-  }
-  return ok;
-}
-
-// --write-baselines: records this run's findings of an observed kernel as its
-// baseline for this budget and seed (other runs, and findings of families
-// outside --families, are kept), each with the smallest case found.
-bool RecordBaseline(const CheckOptions& opt, const ImplInfo& impl, const Found& found,
-                    KernelSummary* s, std::ostream& out) {
-  const std::string dir = BaselinesDir(opt);
-  const std::string path = BaselinePath(dir, impl.name);
-  Baseline b;
-  std::string error;
-  if (std::filesystem::exists(path) && !ReadBaseline(path, &b, &error)) {
-    out << "ln_check: " << error << ": not overwritten\n";
-    s->baseline = "UNREADABLE";
-    return false;
-  }
-  b.kernel = impl.name;
-  std::error_code ec;
-  std::filesystem::create_directories(dir, ec);
-  const std::string budget = BudgetName(opt.budget);
-  BaselineRun* run = nullptr;
-  for (BaselineRun& r : b.runs) {
-    if (r.budget == budget && r.seed == opt.seed) run = &r;
-  }
-  if (run == nullptr) {
-    b.runs.push_back({budget, opt.seed, {}});
-    run = &b.runs.back();
-  }
-  const std::set<Finding> before = run->findings;
-  std::erase_if(run->findings,
-                [&](const Finding& f) { return GlobMatch(opt.families_glob, f.family); });
-  int written = 0;
-  for (const auto& [f, fc] : found) {
-    run->findings.insert(f);
-    if (const auto c = b.cases.find(f); c != b.cases.end()) {
-      Case old;
-      if (ReadCaseFile((std::filesystem::path(dir) / c->second).string(), &old, &error) &&
-          CheckCompatible(impl, old).empty() && StillShows(impl, old, f)) {
-        continue;  // keep the recorded case: stable diffs
-      }
-    }
-    std::vector<std::int64_t> rows_first;
-    if (const auto o = std::find_if(kAllOutputs.begin(), kAllOutputs.end(),
-                                    [&](Output o) { return OutputName(o) == f.output; });
-        o != kAllOutputs.end() && RowLocal(*o) && fc.j[*o].worst) {
-      rows_first.push_back(RowOf(*o, *fc.j[*o].worst, fc.c.d));
-    }
-    Case w = ShrinkCase(fc.c, [&](const Case& cand) { return StillShows(impl, cand, f); },
-                        rows_first);
-    const std::string name = FindingCaseName(impl.name, f);
-    w.kernel = impl.name;
-    w.provenance.found_by = CommandLine(opt) + " --write-baselines";
-    w.provenance.why += "; " + f.verdict + " on " + f.output;
-    w.provenance.replay = opt.program + " --replay " + CaseRef(opt, name);
-    w.provenance.notes.push_back("status observed: a recorded finding of this third-party "
-                                 "kernel, listed in " +
-                                 std::filesystem::path(path).filename().string());
-    w.provenance.notes.push_back("result " + Summarize(Judge(impl, w)));
-    w.provenance.notes.push_back("shrunk from rows=" + std::to_string(fc.c.rows) + ", d=" +
-                                 std::to_string(fc.c.d) + " to rows=" + std::to_string(w.rows) +
-                                 ", d=" + std::to_string(w.d));
-    if (!WriteCaseFile((std::filesystem::path(dir) / name).string(), w, &error)) {
-      out << "ln_check: " << error << "\n";
-      s->baseline = "NOT WRITTEN";
-      return false;
-    }
-    b.cases[f] = name;
-    ++written;
-  }
-  // Forget (and delete) the cases of findings no run lists any more.
-  std::set<Finding> listed;
-  for (const BaselineRun& r : b.runs) listed.insert(r.findings.begin(), r.findings.end());
-  for (auto it = b.cases.begin(); it != b.cases.end();) {
-    if (listed.contains(it->first)) {
-      ++it;
-      continue;
-    }
-    std::filesystem::remove(std::filesystem::path(dir) / it->second, ec);
-    it = b.cases.erase(it);
-  }
-  if (!WriteBaseline(path, b, &error)) {
-    out << "ln_check: " << error << "\n";
-    s->baseline = "NOT WRITTEN";
-    return false;
-  }
-  const BaselineDiff diff = CompareFindings(before, run->findings, "*");
-  out << "baseline " << impl.name << ": wrote " << path << " (" << budget << ", seed " << opt.seed
-      << "): " << run->findings.size() << " finding(s), " << diff.added.size() << " new, "
-      << diff.vanished.size() << " gone; " << written << " case(s) written\n";
-  s->baseline = "written, " + std::to_string(run->findings.size()) + " finding(s)";
-  return true;
+// How the baselines of observed kernels are found and named (harness/baseline.h).
+BaselineSetting BaselineSettingFor(const CheckOptions& opt) {
+  BaselineSetting b;
+  b.dir = opt.baselines_dir.empty() ? DefaultBaselinesDir() : opt.baselines_dir;
+  b.case_ref_dir = opt.baselines_dir.empty() ? "impls/thirdparty/baselines" : opt.baselines_dir;
+  b.budget = BudgetName(opt.budget);
+  b.seed = opt.seed;
+  b.families_glob = opt.families_glob;
+  b.program = opt.program;
+  b.found_by = CommandLine(opt) + " --write-baselines";
+  return b;
 }
 
 }  // namespace
@@ -442,7 +265,7 @@ CheckResult RunCheck(const CheckOptions& opt, std::ostream& out) {
   }
   const std::unique_ptr<Isolator> isolator =
       MakeIsolator(impls, opt.isolate_plugins, opt.timeout_seconds, out);
-  std::vector<Found> found(impls.size());  // observed kernels' findings
+  std::vector<ObservedFindings> found(impls.size());  // observed kernels' findings
   // Kernels sharing (norm, x dtype, param dtype) share cases and oracle answers.
   std::map<std::tuple<int, int, int>, std::vector<std::size_t>> groups;
   for (std::size_t k = 0; k < impls.size(); ++k) {
@@ -501,7 +324,7 @@ CheckResult RunCheck(const CheckOptions& opt, std::ostream& out) {
         if (impl.status == ImplStatus::kObserved) {
           // Compared with the baseline after the run; a case only if new.
           for (const Finding& f : FindingsOf(run.family, j)) {
-            if (!found[k].contains(f)) found[k].emplace(f, FoundCase{c, j, run});
+            if (!found[k].contains(f)) found[k].emplace(f, ObservedCase{c, j});
           }
           continue;
         }
@@ -518,7 +341,7 @@ CheckResult RunCheck(const CheckOptions& opt, std::ostream& out) {
         s.case_files.push_back(w.path);
         out << (impl.status == ImplStatus::kNegativeControl ? "caught  " : "FINDING ") << impl.name
             << " on " << run.family << " (d=" << c.d << ")\n"
-            << "  case   " << w.path << "\n  replay " << opt.program << " --replay " << w.path
+            << "  case   " << w.path << "\n  replay " << ReplayCommand(opt, impl, w.path)
             << "\n  result " << w.summary << "\n";
       }
     }
@@ -528,8 +351,26 @@ CheckResult RunCheck(const CheckOptions& opt, std::ostream& out) {
     KernelSummary& s = result.kernels[k];
     s.ok = MeetsExpectation(s.status, any_failure[k]);
     if (s.status == ImplStatus::kObserved) {
-      s.ok = opt.write_baselines ? RecordBaseline(opt, *impls[k], found[k], &s, out)
-                                 : CompareWithBaseline(opt, *impls[k], found[k], &s, out);
+      const BaselineSetting setting = BaselineSettingFor(opt);
+      if (opt.write_baselines) {
+        s.ok = RecordBaseline(setting, *impls[k], found[k], &s.baseline, out);
+        continue;
+      }
+      // A new finding gets a case file, like any failure.
+      const auto write_new = [&](const Finding&, const ObservedCase& oc) {
+        if (!opt.write_cases) return;
+        PlannedRun run;
+        run.family = oc.c.provenance.family;
+        const Written w = WriteFailure(opt, *impls[k], oc.c, oc.j, run, {});
+        if (w.path.empty()) {
+          out << "  cannot write its case: " << w.error << "\n";
+          return;
+        }
+        s.case_files.push_back(w.path);
+        out << "  case   " << w.path << "\n  replay " << ReplayCommand(opt, *impls[k], w.path)
+            << "\n  result " << w.summary << "\n";
+      };
+      s.ok = CompareWithBaseline(setting, *impls[k], found[k], &s.baseline, out, write_new);
     }
     if (!s.ok) ++failed;
   }

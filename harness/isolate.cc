@@ -163,6 +163,7 @@ void OnFault(int sig, siginfo_t* info, void*) {
   }
   g_header->rc = rc;
   g_header->done = 1;
+  std::fflush(nullptr);  // what the kernel printed (_exit would drop it)
   _exit(0);
 }
 

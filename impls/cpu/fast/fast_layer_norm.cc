@@ -36,7 +36,7 @@ HWY_NOINLINE RowStats LayerNormStatsRescaled(DF df, const T* HWY_RESTRICT x, std
   const VF vscale = hn::Set(df, scale);
   const float n = static_cast<float>(d);
   float sum = 0.f;
-  TreeSums<1>(df, d, [&](std::int64_t i, std::int64_t m, VF* t) {
+  TreeSums<1>(df, d, [&](std::int64_t i, std::int64_t m, VF* t) LNV_INLINE_LAMBDA {
     t[0] = hn::Mul(LoadAt(df, x, i, m), vscale);
   }, &sum);
   // |mean| <= max|x|: a rounded sum / d can overshoot it only toward error.
@@ -44,7 +44,7 @@ HWY_NOINLINE RowStats LayerNormStatsRescaled(DF df, const T* HWY_RESTRICT x, std
   const float mean_s = std::clamp(sum / n, -bound, bound);
   const VF vmean = hn::Set(df, mean_s);
   float m2 = 0.f;
-  TreeSums<1>(df, d, [&](std::int64_t i, std::int64_t m, VF* t) {
+  TreeSums<1>(df, d, [&](std::int64_t i, std::int64_t m, VF* t) LNV_INLINE_LAMBDA {
     const VF dev = hn::Sub(hn::Mul(LoadAt(df, x, i, m), vscale), vmean);
     t[0] = KeepFirst(df, hn::Mul(dev, dev), m);
   }, &m2);
@@ -63,13 +63,13 @@ HWY_INLINE RowStats LayerNormStats(DF df, const T* HWY_RESTRICT x, std::int64_t 
                                    const T* next = nullptr) {
   const float n = static_cast<float>(d);
   float sum = 0.f;
-  TreeSums<1>(df, d, [&](std::int64_t i, std::int64_t m, VF* t) {
+  TreeSums<1>(df, d, [&](std::int64_t i, std::int64_t m, VF* t) LNV_INLINE_LAMBDA {
     t[0] = LoadAt(df, x, i, m);
   }, &sum);
   const float mean = sum / n;
   const VF vmean = hn::Set(df, mean);
   float m2 = 0.f;
-  TreeSums<1>(df, d, [&](std::int64_t i, std::int64_t m, VF* t) {
+  TreeSums<1>(df, d, [&](std::int64_t i, std::int64_t m, VF* t) LNV_INLINE_LAMBDA {
     if (next != nullptr) PrefetchToL2(next + i);
     const VF dev = hn::Sub(LoadAt(df, x, i, m), vmean);
     t[0] = KeepFirst(df, hn::Mul(dev, dev), m);
@@ -86,14 +86,14 @@ HWY_INLINE RowStats LayerNormStats(DF df, const T* HWY_RESTRICT x, std::int64_t 
 
 // y = gamma * ((x s - mean_s) * rstd_s) + beta, one vector at a time.
 template <typename T, bool kGamma, bool kBeta>
-HWY_NOINLINE void LayerNormWriteRow(const T* HWY_RESTRICT x, const T* HWY_RESTRICT gamma,
+HWY_INLINE void LayerNormWriteRow(const T* HWY_RESTRICT x, const T* HWY_RESTRICT gamma,
                                     const T* HWY_RESTRICT beta, T* HWY_RESTRICT y, std::int64_t d,
                                     const RowStats& st, bool stream) {
   const DF df;
   const VF vscale = hn::Set(df, st.scale);
   const VF vmean = hn::Set(df, st.mean_s);
   const VF vrstd = hn::Set(df, st.rstd_s);
-  const auto at = [&](std::int64_t i, std::int64_t m) {
+  const auto at = [&](std::int64_t i, std::int64_t m) LNV_INLINE_LAMBDA {
     const VF xhat = hn::Mul(hn::Sub(hn::Mul(LoadAt(df, x, i, m), vscale), vmean), vrstd);
     if constexpr (kGamma && kBeta) {
       return hn::MulAdd(LoadAt(df, gamma, i, m), xhat, LoadAt(df, beta, i, m));
@@ -108,29 +108,34 @@ HWY_NOINLINE void LayerNormWriteRow(const T* HWY_RESTRICT x, const T* HWY_RESTRI
   WriteRow(df, y, d, stream, at);
 }
 
-template <typename T>
-void LayerNormForwardRows(const ForwardArgs& a, std::int64_t row_begin, std::int64_t row_end) {
+template <typename T, bool kGamma, bool kBeta>
+void LayerNormForwardRowsOf(const ForwardArgs& a, std::int64_t row_begin, std::int64_t row_end) {
   const DF df;
   const std::int64_t d = a.d;
   const T* x = static_cast<const T*>(a.x);
   const T* gamma = static_cast<const T*>(a.gamma);
   const T* beta = static_cast<const T*>(a.beta);
   T* y = static_cast<T*>(a.y);
-  using WriteFn = void (*)(const T*, const T*, const T*, T*, std::int64_t, const RowStats&, bool);
-  const WriteFn write = gamma != nullptr
-                            ? (beta != nullptr ? &LayerNormWriteRow<T, true, true>
-                                               : &LayerNormWriteRow<T, true, false>)
-                            : (beta != nullptr ? &LayerNormWriteRow<T, false, true>
-                                               : &LayerNormWriteRow<T, false, false>);
-  const bool stream = a.rows * d * static_cast<std::int64_t>(sizeof(T)) >= kStreamingStoreBytes;
+  const bool stream = UseStreamingStores(a.rows * d * static_cast<std::int64_t>(sizeof(T)),
+                                         d * static_cast<std::int64_t>(sizeof(T)));
   for (std::int64_t r = row_begin; r < row_end; ++r) {
     const T* next = r + 1 < row_end ? x + (r + 1) * d : nullptr;
     const RowStats st = LayerNormStats(df, x + r * d, d, a.eps, next);
-    write(x + r * d, gamma, beta, y + r * d, d, st, stream);
+    LayerNormWriteRow<T, kGamma, kBeta>(x + r * d, gamma, beta, y + r * d, d, st, stream);
     if (a.mean != nullptr) a.mean[r] = st.mean;
     if (a.rstd != nullptr) a.rstd[r] = st.rstd;
   }
   if (stream) hwy::FlushStream();
+}
+
+template <typename T>
+void LayerNormForwardRows(const ForwardArgs& a, std::int64_t row_begin, std::int64_t row_end) {
+  if (a.gamma != nullptr) {
+    if (a.beta != nullptr) return LayerNormForwardRowsOf<T, true, true>(a, row_begin, row_end);
+    return LayerNormForwardRowsOf<T, true, false>(a, row_begin, row_end);
+  }
+  if (a.beta != nullptr) return LayerNormForwardRowsOf<T, false, true>(a, row_begin, row_end);
+  return LayerNormForwardRowsOf<T, false, false>(a, row_begin, row_end);
 }
 
 // One row of the backward: a = mean(g), b = mean(g xhat) in the tree shape
@@ -148,10 +153,10 @@ HWY_NOINLINE void LayerNormBackwardRow(const T* HWY_RESTRICT x, const T* HWY_RES
   const VF vscale = hn::Set(df, scale);
   const VF vmean = hn::Set(df, mean * scale);
   const VF vrstd_s = hn::Set(df, rstd / scale);
-  const auto xhat_at = [&](std::int64_t i, std::int64_t m) {
+  const auto xhat_at = [&](std::int64_t i, std::int64_t m) LNV_INLINE_LAMBDA {
     return hn::Mul(hn::Sub(hn::Mul(LoadAt(df, x, i, m), vscale), vmean), vrstd_s);
   };
-  const auto g_at = [&](VF dyv, std::int64_t i, std::int64_t m) {
+  const auto g_at = [&](VF dyv, std::int64_t i, std::int64_t m) LNV_INLINE_LAMBDA {
     if constexpr (kGamma) {
       return hn::Mul(dyv, LoadAt(df, gamma, i, m));
     } else {
@@ -161,7 +166,7 @@ HWY_NOINLINE void LayerNormBackwardRow(const T* HWY_RESTRICT x, const T* HWY_RES
     }
   };
   float sums[2] = {0.f, 0.f};
-  TreeSums<2>(df, d, [&](std::int64_t i, std::int64_t m, VF* t) {
+  TreeSums<2>(df, d, [&](std::int64_t i, std::int64_t m, VF* t) LNV_INLINE_LAMBDA {
     const VF xhat = xhat_at(i, m);
     const VF dyv = LoadAt(df, dy, i, m);
     const VF g = g_at(dyv, i, m);
@@ -178,7 +183,7 @@ HWY_NOINLINE void LayerNormBackwardRow(const T* HWY_RESTRICT x, const T* HWY_RES
   const VF va = hn::Set(df, sums[0] / n);
   const VF vb = hn::Set(df, sums[1] / n);
   const VF vr = hn::Set(df, rstd);
-  const auto dx_at = [&](std::int64_t i, std::int64_t m) {
+  const auto dx_at = [&](std::int64_t i, std::int64_t m) LNV_INLINE_LAMBDA {
     if (next_x != nullptr) {  // the next row, while this one is finished from L1
       PrefetchToL2(next_x + i);
       PrefetchToL2(next_dy + i);
@@ -199,7 +204,8 @@ void LayerNormBackwardRows(const BackwardArgs& a, std::int64_t row_begin, std::i
   const T* gamma = static_cast<const T*>(a.gamma);
   T* dx = static_cast<T*>(a.dx);
   const bool saved = a.mean != nullptr && a.rstd != nullptr;
-  const bool stream = a.rows * d * static_cast<std::int64_t>(sizeof(T)) >= kStreamingStoreBytes;
+  const bool stream = UseStreamingStores(a.rows * d * static_cast<std::int64_t>(sizeof(T)),
+                                         d * static_cast<std::int64_t>(sizeof(T)));
   for (std::int64_t r = row_begin; r < row_end; ++r) {
     const bool last = r + 1 == row_end;
     const T* next_x = last ? nullptr : x + (r + 1) * d;

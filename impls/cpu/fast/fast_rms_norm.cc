@@ -31,7 +31,7 @@ HWY_NOINLINE RowStats RmsStatsRescaled(DF df, const T* HWY_RESTRICT x, std::int6
   const float scale = ForwardScale(RowMaxAbs(df, x, d));
   const VF vscale = hn::Set(df, scale);
   float ss = 0.f;
-  TreeSums<1>(df, d, [&](std::int64_t i, std::int64_t m, VF* t) {
+  TreeSums<1>(df, d, [&](std::int64_t i, std::int64_t m, VF* t) LNV_INLINE_LAMBDA {
     const VF xs = hn::Mul(LoadAt(df, x, i, m), vscale);
     t[0] = hn::Mul(xs, xs);
   }, &ss);
@@ -46,7 +46,7 @@ HWY_NOINLINE RowStats RmsStatsRescaled(DF df, const T* HWY_RESTRICT x, std::int6
 template <typename T>
 HWY_INLINE RowStats RmsStats(DF df, const T* HWY_RESTRICT x, std::int64_t d, float eps) {
   float ss = 0.f;
-  TreeSums<1>(df, d, [&](std::int64_t i, std::int64_t m, VF* t) {
+  TreeSums<1>(df, d, [&](std::int64_t i, std::int64_t m, VF* t) LNV_INLINE_LAMBDA {
     const VF v = LoadAt(df, x, i, m);
     t[0] = hn::Mul(v, v);  // zero-padded tails square to zero
   }, &ss);
@@ -60,13 +60,13 @@ HWY_INLINE RowStats RmsStats(DF df, const T* HWY_RESTRICT x, std::int64_t d, flo
 // y = gamma * ((x s) * rstd_s).
 // `next` (or nullptr): the row to prefetch while this one is written from L1.
 template <typename T, bool kGamma>
-HWY_NOINLINE void RmsWriteRow(const T* HWY_RESTRICT x, const T* HWY_RESTRICT gamma,
+HWY_INLINE void RmsWriteRow(const T* HWY_RESTRICT x, const T* HWY_RESTRICT gamma,
                               T* HWY_RESTRICT y, std::int64_t d, const RowStats& st,
                               const T* HWY_RESTRICT next, bool stream) {
   const DF df;
   const VF vscale = hn::Set(df, st.scale);
   const VF vrstd = hn::Set(df, st.rstd_s);
-  const auto at = [&](std::int64_t i, std::int64_t m) {
+  const auto at = [&](std::int64_t i, std::int64_t m) LNV_INLINE_LAMBDA {
     if (next != nullptr) PrefetchToL2(next + i);
     const VF xhat = hn::Mul(hn::Mul(LoadAt(df, x, i, m), vscale), vrstd);
     if constexpr (kGamma) {
@@ -85,7 +85,8 @@ void RmsForwardRows(const ForwardArgs& a, std::int64_t row_begin, std::int64_t r
   const T* x = static_cast<const T*>(a.x);
   const T* gamma = static_cast<const T*>(a.gamma);
   T* y = static_cast<T*>(a.y);
-  const bool stream = a.rows * d * static_cast<std::int64_t>(sizeof(T)) >= kStreamingStoreBytes;
+  const bool stream = UseStreamingStores(a.rows * d * static_cast<std::int64_t>(sizeof(T)),
+                                         d * static_cast<std::int64_t>(sizeof(T)));
   for (std::int64_t r = row_begin; r < row_end; ++r) {
     const T* next = r + 1 < row_end ? x + (r + 1) * d : nullptr;
     const RowStats st = RmsStats(df, x + r * d, d, a.eps);
@@ -110,7 +111,7 @@ HWY_NOINLINE void RmsBackwardRow(const T* HWY_RESTRICT x, const T* HWY_RESTRICT 
                                  bool stream) {
   const DF df;
   const VF vr = hn::Set(df, rstd);
-  const auto g_at = [&](VF dyv, std::int64_t i, std::int64_t m) {
+  const auto g_at = [&](VF dyv, std::int64_t i, std::int64_t m) LNV_INLINE_LAMBDA {
     if constexpr (kGamma) {
       return hn::Mul(dyv, LoadAt(df, gamma, i, m));
     } else {
@@ -120,7 +121,7 @@ HWY_NOINLINE void RmsBackwardRow(const T* HWY_RESTRICT x, const T* HWY_RESTRICT 
     }
   };
   float b_sum = 0.f;
-  TreeSums<1>(df, d, [&](std::int64_t i, std::int64_t m, VF* t) {
+  TreeSums<1>(df, d, [&](std::int64_t i, std::int64_t m, VF* t) LNV_INLINE_LAMBDA {
     const VF xhat = hn::Mul(LoadAt(df, x, i, m), vr);
     const VF dyv = LoadAt(df, dy, i, m);
     t[0] = KeepFirst(df, hn::Mul(g_at(dyv, i, m), xhat), m);
@@ -129,7 +130,7 @@ HWY_NOINLINE void RmsBackwardRow(const T* HWY_RESTRICT x, const T* HWY_RESTRICT 
     }
   }, &b_sum);
   const VF vb = hn::Set(df, b_sum / static_cast<float>(d));
-  const auto dx_at = [&](std::int64_t i, std::int64_t m) {
+  const auto dx_at = [&](std::int64_t i, std::int64_t m) LNV_INLINE_LAMBDA {
     if (next_x != nullptr) {  // the next row, while this one is finished from L1
       PrefetchToL2(next_x + i);
       PrefetchToL2(next_dy + i);
@@ -150,7 +151,8 @@ void RmsBackwardRows(const BackwardArgs& a, std::int64_t row_begin, std::int64_t
   const T* dy = static_cast<const T*>(a.dy);
   const T* gamma = static_cast<const T*>(a.gamma);
   T* dx = static_cast<T*>(a.dx);
-  const bool stream = a.rows * d * static_cast<std::int64_t>(sizeof(T)) >= kStreamingStoreBytes;
+  const bool stream = UseStreamingStores(a.rows * d * static_cast<std::int64_t>(sizeof(T)),
+                                         d * static_cast<std::int64_t>(sizeof(T)));
   for (std::int64_t r = row_begin; r < row_end; ++r) {
     const bool last = r + 1 == row_end;
     const T* next_x = last ? nullptr : x + (r + 1) * d;

@@ -9,11 +9,13 @@
 //      (the last block may be shorter).
 //   2. Within a block, element i goes to column (i - block start) mod L: each
 //      column adds at most kStepsPerBlock terms, serially, starting from 0.
-//   3. The blocks' column vectors are merged in a balanced binary tree over
-//      the blocks (the split rule of impls/cpu/scalar_common.h's
-//      PairwiseReduce): depth ceil(log2(blocks)).
-//   4. The kAccumulators vectors are added pairwise ((a0 + a1) + (a2 + a3)),
-//      then the lanes are summed in a balanced binary tree: depth
+//   3. The blocks' column vectors are merged as a binary counter does
+//      (pairwise summation: a completed block joins the pending sums of 1,
+//      2, 4, ... blocks its count carries into; the pending sums are added
+//      smallest first at the end): depth ceil(log2(blocks)).
+//   4. The kAccumulators vectors are added pairwise (a0 + a1, a2 + a3, ...,
+//      then those pairwise), then the lanes are summed by folding halves (lane j + lane j +
+//      lanes/2, and again on the sums): a balanced tree of depth
 //      log2(kAccumulators) + log2(lanes) = log2(L).
 // A column's first addition is 0 + t, which is exact, so a term sees at most
 // (kStepsPerBlock - 1) + ceil(log2(blocks)) + log2(L) roundings. Adding a
@@ -36,8 +38,9 @@
 
 namespace lnv::fast {
 
-// Independent vector accumulators (they hide the add latency).
-inline constexpr std::int64_t kAccumulators = 4;
+// Independent vector accumulators: eight hide the add latency (4 cycles)
+// at two loads per cycle.
+inline constexpr std::int64_t kAccumulators = 8;
 // Serial terms per column within a block: the registry's `chunk`.
 inline constexpr std::int64_t kStepsPerBlock = 8;
 

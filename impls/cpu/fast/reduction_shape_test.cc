@@ -92,14 +92,6 @@ TEST(ReductionShape, BlocksTwiceTheDeclaredChunkWouldBreakTheTreeModel) {
 
 // ---- The kernels sum in the documented shape ----
 
-// Balanced binary tree over [lo, hi), PairwiseReduce's split.
-template <typename T, typename Leaf, typename Merge>
-T Pairwise(std::int64_t lo, std::int64_t hi, const Leaf& leaf, const Merge& merge) {
-  if (hi - lo == 1) return leaf(lo);
-  const std::int64_t mid = lo + (hi - lo + 1) / 2;
-  return merge(Pairwise<T>(lo, mid, leaf, merge), Pairwise<T>(mid, hi, leaf, merge));
-}
-
 // reduction_shape.h, step by step, in scalar float arithmetic.
 float EmulatedTreeSum(const std::vector<float>& terms, std::int64_t lanes) {
   const auto d = static_cast<std::int64_t>(terms.size());
@@ -117,13 +109,33 @@ float EmulatedTreeSum(const std::vector<float>& terms, std::int64_t lanes) {
     for (std::size_t i = 0; i < a.size(); ++i) a[i] += b[i];
     return a;
   };
-  const Cols c = Pairwise<Cols>(0, (d + block - 1) / block, leaf, merge);
+  // Binary-counter merge of the blocks, pending sums smallest first at the end.
+  const std::int64_t blocks = (d + block - 1) / block;
+  std::vector<Cols> pending(64);
+  for (std::int64_t b = 0; b < blocks; ++b) {
+    Cols s = leaf(b);
+    int level = 0;
+    for (std::int64_t done = b; done & 1; done >>= 1, ++level) s = merge(pending[level], s);
+    pending[level] = s;
+  }
+  Cols c;
+  for (int level = 0; level < 64; ++level) {
+    if (((blocks >> level) & 1) == 0) continue;
+    c = c.empty() ? pending[level] : merge(pending[level], c);
+  }
   std::vector<float> lane(lanes);
   for (std::int64_t j = 0; j < lanes; ++j) {
-    lane[j] = (c[j] + c[lanes + j]) + (c[2 * lanes + j] + c[3 * lanes + j]);
+    std::vector<float> acc(kAccumulators);  // accumulator a holds column a * lanes + j
+    for (std::int64_t a = 0; a < kAccumulators; ++a) acc[a] = c[a * lanes + j];
+    for (std::int64_t w = 1; w < kAccumulators; w *= 2) {  // pairwise
+      for (std::int64_t a = 0; a + w < kAccumulators; a += 2 * w) acc[a] = acc[a] + acc[a + w];
+    }
+    lane[j] = acc[0];
   }
-  return Pairwise<float>(0, lanes, [&](std::int64_t j) { return lane[j]; },
-                         [](float a, float b) { return a + b; });
+  for (std::int64_t w = lanes / 2; w >= 1; w /= 2) {  // fold halves
+    for (std::int64_t j = 0; j < w; ++j) lane[j] = lane[j] + lane[j + w];
+  }
+  return lane[0];
 }
 
 float SerialSum(const std::vector<float>& terms) {

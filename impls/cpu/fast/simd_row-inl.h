@@ -50,6 +50,12 @@ namespace hn = hwy::HWY_NAMESPACE;
 using DF = hn::ScalableTag<float>;
 using VF = hn::Vec<DF>;
 
+// Lambdas passed to TreeSums and WriteRow are inlined, always: a call per
+// vector would spill the accumulators.
+#ifndef LNV_INLINE_LAMBDA
+#define LNV_INLINE_LAMBDA __attribute__((always_inline))
+#endif
+
 // The widest vector holds 16 floats: sizes of stack buffers for partial
 // vectors and for the final lane sums.
 inline constexpr std::int64_t kMaxLanes = 16;
@@ -179,29 +185,47 @@ HWY_INLINE void StreamF32As(DF df, VF v, T* HWY_RESTRICT p) {
 #endif
 }
 
-// Writes out[0, d), out[i .. i + n) = at(i, n), n <= Lanes. With `stream`,
-// the whole vectors go out with non-temporal stores (a head of < Lanes
-// elements first, with ordinary stores, to reach the alignment they need):
-// for outputs too large to stay in cache, they save the read-for-ownership
-// of every output line. Which stores are used never changes a value.
+// Ordinary stores of out[begin, end) = at(i, n): whole vectors, then a
+// partial one.
+template <typename T, class At>
+HWY_INLINE void StoreRange(DF df, T* HWY_RESTRICT out, std::int64_t begin, std::int64_t end,
+                           const At& at) {
+  const std::int64_t lanes = static_cast<std::int64_t>(hn::Lanes(df));
+  std::int64_t i = begin;
+  for (; i + lanes <= end; i += lanes) StoreF32As(df, at(i, lanes), out + i);
+  if (i < end) StoreF32AsPartial(df, at(i, end - i), out + i, end - i);
+}
+
+// Calls whose outputs are at least this large stream their rows (below it,
+// the output may still be in cache when it is read next).
+inline constexpr std::int64_t kStreamingStoreBytes = std::int64_t{8} << 20;
+// Rows shorter than this are stored the ordinary way even then: their
+// unaligned head and tail lines would cost more than streaming saves.
+inline constexpr std::int64_t kMinStreamedRowBytes = 1024;
+inline constexpr std::uintptr_t kCacheLine = 64;
+
+inline bool UseStreamingStores(std::int64_t output_bytes, std::int64_t row_bytes) {
+  return output_bytes >= kStreamingStoreBytes && row_bytes >= kMinStreamedRowBytes;
+}
+
+// Writes out[0, d), out[i .. i + n) = at(i, n) for n <= Lanes. With
+// `stream`, the whole cache lines of the row go out with non-temporal stores
+// (no read-for-ownership of lines nobody will read soon); the partial lines
+// at either end use ordinary stores, so no line is written both ways. Which
+// stores are used never changes a value.
 template <typename T, class At>
 HWY_INLINE void WriteRow(DF df, T* HWY_RESTRICT out, std::int64_t d, bool stream, const At& at) {
   const std::int64_t lanes = static_cast<std::int64_t>(hn::Lanes(df));
-  std::int64_t i = 0;
   const auto addr = reinterpret_cast<std::uintptr_t>(out);
-  if (stream && lanes > 1 && addr % sizeof(T) == 0) {
-    const std::uintptr_t bytes = sizeof(T) * static_cast<std::uintptr_t>(lanes);
-    const auto head = std::min<std::int64_t>(
-        d, static_cast<std::int64_t>((bytes - addr % bytes) % bytes / sizeof(T)));
-    if (head > 0) StoreF32AsPartial(df, at(0, head), out, head);
-    for (i = head; i + lanes <= d; i += lanes) StreamF32As(df, at(i, lanes), out + i);
-  }
-  for (; i + lanes <= d; i += lanes) StoreF32As(df, at(i, lanes), out + i);
-  if (i < d) StoreF32AsPartial(df, at(i, d - i), out + i, d - i);
+  if (!stream || lanes == 1 || addr % sizeof(T) != 0) return StoreRange(df, out, 0, d, at);
+  const auto per_line = static_cast<std::int64_t>(kCacheLine / sizeof(T));
+  const std::int64_t head = std::min<std::int64_t>(
+      d, static_cast<std::int64_t>((kCacheLine - addr % kCacheLine) % kCacheLine / sizeof(T)));
+  const std::int64_t body_end = head + (d - head) / per_line * per_line;
+  StoreRange(df, out, 0, head, at);
+  for (std::int64_t i = head; i < body_end; i += lanes) StreamF32As(df, at(i, lanes), out + i);
+  StoreRange(df, out, body_end, d, at);
 }
-
-// Calls whose outputs are at least this large use streaming stores.
-inline constexpr std::int64_t kStreamingStoreBytes = std::int64_t{8} << 20;
 
 // Asks for the line holding p in L2 (the next row, while this one is worked
 // on from L1: it keeps the memory busy between the rows' streams).
@@ -212,71 +236,162 @@ HWY_INLINE void PrefetchToL2(const T* p) {
 
 // ---- Tree-shaped row sums (reduction_shape.h) ----
 
-static_assert(kAccumulators == 4, "TreeSums merges exactly four accumulators");
+static_assert((kAccumulators & (kAccumulators - 1)) == 0, "a balanced merge of the accumulators");
 
 template <std::size_t K>
 struct Columns {
   VF v[K][kAccumulators];
 };
 
-// Blocks [lo, hi) merged in a balanced binary tree, with the split rule of
-// scalar_common.h's PairwiseReduce: depth ceil(log2(hi - lo)).
-template <std::size_t K, class Leaf>
-Columns<K> MergeBlocks(std::int64_t lo, std::int64_t hi, const Leaf& leaf) {
-  if (hi - lo == 1) return leaf(lo);
-  const std::int64_t mid = lo + (hi - lo + 1) / 2;
-  Columns<K> a = MergeBlocks<K>(lo, mid, leaf);
-  const Columns<K> b = MergeBlocks<K>(mid, hi, leaf);
-  for (std::size_t s = 0; s < K; ++s) {
-    for (std::int64_t c = 0; c < kAccumulators; ++c) a.v[s][c] = hn::Add(a.v[s][c], b.v[s][c]);
+// The sum of v's lanes by folding halves: lane j + lane j + N/2, and again on
+// the N/2 sums, down to one: a balanced tree of depth log2(N)
+// (reduction_shape.h).
+template <class D>
+HWY_INLINE float FoldHalves(D d, hn::Vec<D> v) {
+  constexpr std::size_t kN = hn::MaxLanes(D());
+#if HWY_TARGET == HWY_SCALAR
+  static_assert(kN == 1, "the scalar target has one lane");
+  (void)d;
+  return hn::GetLane(v);
+#else
+  if constexpr (kN == 1) {
+    return hn::GetLane(v);
+  } else if constexpr (kN == 4) {
+    v = hn::Add(v, hn::Shuffle1032(v));  // lanes j + j + 2
+    v = hn::Add(v, hn::Shuffle2301(v));  // lanes 0 + 1
+    (void)d;
+    return hn::GetLane(v);
+  } else {
+    static_assert(kN % 8 == 0, "vectors of 8 or more floats fold to 128 bits");
+    const hn::Half<D> dh;
+    return FoldHalves(dh, hn::Add(hn::LowerHalf(dh, v), hn::UpperHalf(dh, v)));
   }
-  return a;
+#endif
 }
 
-// Lanes [lo, hi) summed in a balanced binary tree (the same split).
-inline float PairwiseLanes(const float* lanes, std::int64_t lo, std::int64_t hi) {
-  if (hi - lo == 1) return lanes[lo];
-  const std::int64_t mid = lo + (hi - lo + 1) / 2;
-  return PairwiseLanes(lanes, lo, mid) + PairwiseLanes(lanes, mid, hi);
+// One block's columns: elements [begin, end), whole steps of kAccumulators
+// vectors, then the block's tail vectors into accumulators 0, 1, ... in turn.
+template <std::size_t K, class Term>
+HWY_INLINE Columns<K> BlockSums(DF df, std::int64_t begin, std::int64_t end, const Term& term) {
+  const std::int64_t lanes = static_cast<std::int64_t>(hn::Lanes(df));
+  const std::int64_t step = kAccumulators * lanes;
+  // Locals, not the returned object: the return slot lives in memory, and
+  // accumulating into it would store and reload every vector.
+  VF acc[K][kAccumulators];
+#pragma GCC unroll 2
+  for (std::size_t s = 0; s < K; ++s) {
+#pragma GCC unroll 8
+    for (std::int64_t a = 0; a < kAccumulators; ++a) acc[s][a] = hn::Zero(df);
+  }
+  VF t[K];
+  std::int64_t i = begin;
+  for (; i + step <= end; i += step) {
+#pragma GCC unroll 8
+    for (std::int64_t a = 0; a < kAccumulators; ++a) {
+      term(i + a * lanes, lanes, t);
+#pragma GCC unroll 2
+      for (std::size_t s = 0; s < K; ++s) acc[s][a] = hn::Add(acc[s][a], t[s]);
+    }
+  }
+  // The block's tail: fewer than kAccumulators vectors, whole ones first
+  // (a constant length: the loads need no check), then a partial one.
+#pragma GCC unroll 8
+  for (std::int64_t a = 0; a < kAccumulators; ++a) {
+    if (i + lanes <= end) {
+      term(i, lanes, t);
+      i += lanes;
+    } else if (i < end) {
+      term(i, end - i, t);
+      i = end;
+    } else {
+      break;
+    }
+#pragma GCC unroll 2
+    for (std::size_t s = 0; s < K; ++s) acc[s][a] = hn::Add(acc[s][a], t[s]);
+  }
+  Columns<K> c;
+#pragma GCC unroll 2
+  for (std::size_t s = 0; s < K; ++s) {
+#pragma GCC unroll 8
+    for (std::int64_t a = 0; a < kAccumulators; ++a) c.v[s][a] = acc[s][a];
+  }
+  return c;
+}
+
+// a += b, column by column.
+template <std::size_t K>
+HWY_INLINE void AddColumns(Columns<K>& a, const Columns<K>& b) {
+#pragma GCC unroll 2
+  for (std::size_t s = 0; s < K; ++s) {
+#pragma GCC unroll 8
+    for (std::int64_t c = 0; c < kAccumulators; ++c) a.v[s][c] = hn::Add(a.v[s][c], b.v[s][c]);
+  }
+}
+
+// The most tree levels over blocks: rows of up to 2^48 blocks.
+inline constexpr int kMaxBlockLevels = 48;
+
+// Blocks 0 .. blocks - 1 merged as a binary counter does (pairwise
+// summation, Higham ASNA §4.1): when block b completes, it is added to the
+// pending sums of 1, 2, 4, ... blocks that its count carries into; at the
+// end the pending sums are added smallest first. Every merge joins two
+// subtrees, and a term sees at most ceil(log2(blocks)) merges: the pending
+// sums cover distinct powers of two, so adding them smallest first adds one
+// level above the largest (reduction_shape.h).
+template <std::size_t K, class Term>
+HWY_NOINLINE Columns<K> MergeBlocks(DF df, std::int64_t d, std::int64_t blocks, const Term& term) {
+  const std::int64_t block =
+      kStepsPerBlock * kAccumulators * static_cast<std::int64_t>(hn::Lanes(df));
+  Columns<K> pending[kMaxBlockLevels];
+  for (std::int64_t b = 0; b < blocks; ++b) {
+    Columns<K> c = BlockSums<K>(df, b * block, std::min((b + 1) * block, d), term);
+    int level = 0;
+    for (std::int64_t done = b; done & 1; done >>= 1, ++level) {
+      Columns<K> left = pending[level];
+      AddColumns(left, c);
+      c = left;
+    }
+    pending[level] = c;
+  }
+  Columns<K> total;
+  bool first = true;
+  for (int level = 0; level < kMaxBlockLevels; ++level) {
+    if (((blocks >> level) & 1) == 0) continue;
+    if (first) {
+      total = pending[level];
+      first = false;
+    } else {
+      Columns<K> left = pending[level];
+      AddColumns(left, total);
+      total = left;
+    }
+  }
+  return total;
 }
 
 // K sums over a row of d elements in the shape of reduction_shape.h.
 // term(i, n, t) sets t[s] to the s-th term vector for elements [i, i + n)
 // (n <= Lanes; lanes >= n must be zero). It is called exactly once per vector
-// position, in row order within a block, so it may have side effects.
+// position, in row order, so it may have side effects. Term lambdas are
+// LNV_INLINE_LAMBDA: the accumulators must stay in registers.
 template <std::size_t K, class Term>
 HWY_INLINE void TreeSums(DF df, std::int64_t d, const Term& term, float* out) {
-  const std::int64_t lanes = static_cast<std::int64_t>(hn::Lanes(df));
-  const std::int64_t step = kAccumulators * lanes;
-  const std::int64_t block = kStepsPerBlock * step;
-  const auto leaf = [&](std::int64_t b) {
-    Columns<K> c;
-    for (std::size_t s = 0; s < K; ++s) {
-      for (std::int64_t a = 0; a < kAccumulators; ++a) c.v[s][a] = hn::Zero(df);
-    }
-    const std::int64_t begin = b * block;
-    const std::int64_t end = std::min(begin + block, d);
-    std::int64_t i = begin;
-    VF t[K];
-    for (; i + step <= end; i += step) {
-      for (std::int64_t a = 0; a < kAccumulators; ++a) {
-        term(i + a * lanes, lanes, t);
-        for (std::size_t s = 0; s < K; ++s) c.v[s][a] = hn::Add(c.v[s][a], t[s]);
-      }
-    }
-    for (std::int64_t a = 0; i < end; i += lanes, ++a) {
-      term(i, std::min(lanes, end - i), t);
-      for (std::size_t s = 0; s < K; ++s) c.v[s][a] = hn::Add(c.v[s][a], t[s]);
-    }
-    return c;
-  };
-  const Columns<K> total = MergeBlocks<K>(0, (d + block - 1) / block, leaf);
+  const std::int64_t block =
+      kStepsPerBlock * kAccumulators * static_cast<std::int64_t>(hn::Lanes(df));
+  const std::int64_t blocks = (d + block - 1) / block;
+  const Columns<K> total =
+      blocks == 1 ? BlockSums<K>(df, 0, d, term) : MergeBlocks<K>(df, d, blocks, term);
   for (std::size_t s = 0; s < K; ++s) {
-    const VF v = hn::Add(hn::Add(total.v[s][0], total.v[s][1]),
-                         hn::Add(total.v[s][2], total.v[s][3]));
-    HWY_ALIGN float lane_values[kMaxLanes];
-    hn::Store(v, df, lane_values);
-    out[s] = PairwiseLanes(lane_values, 0, lanes);
+    VF a[kAccumulators];
+#pragma GCC unroll 8
+    for (std::int64_t c = 0; c < kAccumulators; ++c) a[c] = total.v[s][c];
+    // Pairwise: (a0 + a1), (a2 + a3), ..., then those pairwise, down to a0.
+#pragma GCC unroll 8
+    for (std::int64_t w = 1; w < kAccumulators; w *= 2) {
+#pragma GCC unroll 8
+      for (std::int64_t c = 0; c + w < kAccumulators; c += 2 * w) a[c] = hn::Add(a[c], a[c + w]);
+    }
+    out[s] = FoldHalves(df, a[0]);
   }
 }
 

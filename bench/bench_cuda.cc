@@ -24,7 +24,6 @@
 #include <cstring>
 #include <iostream>
 #include <map>
-#include <random>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -82,12 +81,18 @@ void* DeviceAlloc(std::size_t bytes) {
   return p;
 }
 
-// Standard-normal values (x: mean 0.5) in the dtype, uploaded.
+// Uniform values in [mean - 2, mean + 2) in the dtype, uploaded (a cheap
+// generator: the bench needs ordinary inputs, not a distribution).
 void* DeviceRandom(lnv::DType t, std::int64_t n, double mean, std::uint64_t salt) {
   std::vector<unsigned char> host(static_cast<std::size_t>(n) * lnv::SizeOf(t));
-  std::mt19937_64 rng(g_seed * 0x9E3779B97F4A7C15ull + salt);
-  std::normal_distribution<float> normal(static_cast<float>(mean), 1.0f);
-  for (std::int64_t i = 0; i < n; ++i) lnv::StoreFromFloat(host.data(), t, i, normal(rng));
+  std::uint64_t z = (g_seed * 0x9E3779B97F4A7C15ull + salt) | 1;  // xorshift: never 0
+  for (std::int64_t i = 0; i < n; ++i) {
+    z ^= z << 13;
+    z ^= z >> 7;
+    z ^= z << 17;
+    const float u = static_cast<float>(z >> 40) * 0x1p-24f;  // [0, 1)
+    lnv::StoreFromFloat(host.data(), t, i, static_cast<float>(mean) + 4 * u - 2);
+  }
   void* p = DeviceAlloc(host.size());
   Check(cudaMemcpy(p, host.data(), host.size(), cudaMemcpyHostToDevice), "upload");
   return p;

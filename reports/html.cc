@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <limits>
 #include <map>
 #include <set>
 
@@ -165,7 +166,7 @@ bool ErrorChart(const json& impl, const json& plan, const char* output, bool by_
   ChartSeries broken = Series("measured, bound broken", kPalette[1], Marker::kCross);
   ChartSeries bound = Series("bound (deterministic)", kPalette[1], Marker::kNone, true);
   ChartSeries pbound = Series("bound (probabilistic, sqrt k)", kPalette[4], Marker::kNone, true, true);
-  double oor_from = INFINITY, x_max = -INFINITY;
+  double oor_from = std::numeric_limits<double>::infinity(), x_max = -oor_from;
   for (const Pt& p : Points(impl["outputs"][output])) {
     if (!HasRole(plan, p.item, role)) continue;
     const double x = by_kappa ? p.kappa : p.log2_mag;

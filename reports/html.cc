@@ -178,9 +178,12 @@ bool ErrorChart(const json& impl, const json& plan, const char* output, bool by_
     }
     const std::string tip = PointTip(p, plan, by_kappa ? "kappa" : "mag");
     (p.failed ? broken : measured).points.push_back({x, p.err, tip});
+    // Against kappa, one line per case (its rows in order of kappa); against
+    // magnitude, one line across the cases, which sweep it together.
+    const int group = by_kappa ? p.item : 0;
     if (std::isfinite(x)) {
-      bound.points.push_back({x, p.bound, "deterministic bound " + ShortNumber(p.bound)});
-      pbound.points.push_back({x, p.pbound, "probabilistic bound " + ShortNumber(p.pbound)});
+      bound.points.push_back({x, p.bound, "deterministic bound " + ShortNumber(p.bound), group});
+      pbound.points.push_back({x, p.pbound, "probabilistic bound " + ShortNumber(p.pbound), group});
     }
   }
   if (measured.points.empty() && broken.points.empty()) return false;
@@ -543,7 +546,13 @@ std::string KernelSection(const json& report, const json& impl) {
   for (const char* out : kOutputs) {
     if (!impl["outputs"].contains(out)) continue;
     const json& x = impl["outputs"][out];
-    o += "<tr><td>" + std::string(out) + "</td><td>" + E(Str(x, "verdict")) + "</td><td class=\"n\">" +
+    // out_of_range and oracle_undecided elements are not failures: the
+    // counts column says how many there were.
+    const std::string v = Str(x, "verdict");
+    const bool failed = v == "bound_exceeded" || v == "not_finite" || v == "nan_mismatch" ||
+                        v == "kernel_error";
+    o += "<tr><td>" + std::string(out) + "</td><td>" + (failed ? "<b>" + E(v) + "</b>" : "pass") +
+         "</td><td class=\"n\">" +
          E(ShortNumber(N(x, "max_ulp"))) + "</td><td class=\"n\">" + E(ShortNumber(N(x, "p99_ulp"))) +
          "</td><td class=\"n\" title=\"" + E(Str(x, "max_bound_use_hex")) + "\">" +
          E(ShortNumber(N(x, "max_bound_use"))) + "</td><td class=\"n\">" + E(Str(x, "elements")) +

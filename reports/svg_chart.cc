@@ -288,9 +288,11 @@ std::string RenderChart(const Chart& c) {
     if (!s.line) continue;
     std::vector<const ChartPoint*> pts;
     for (const ChartPoint& p : s.points) pts.push_back(&p);
-    std::stable_sort(pts.begin(), pts.end(),
-                     [](const ChartPoint* a, const ChartPoint* b) { return a->x < b->x; });
+    std::stable_sort(pts.begin(), pts.end(), [](const ChartPoint* a, const ChartPoint* b) {
+      return a->group != b->group ? a->group < b->group : a->x < b->x;
+    });
     std::string seg;
+    int group = pts.empty() ? 0 : pts.front()->group;
     auto flush = [&] {
       if (seg.find(' ') != std::string::npos) {
         o += "<polyline class=\"ln\" fill=\"none\" stroke=\"" + s.color + "\" stroke-width=\"1.6\"" +
@@ -299,6 +301,10 @@ std::string RenderChart(const Chart& c) {
       seg.clear();
     };
     for (const ChartPoint* p : pts) {
+      if (p->group != group) {
+        flush();
+        group = p->group;
+      }
       if (!mx.Valid(p->x) || !my.Valid(p->y)) {
         flush();
         continue;

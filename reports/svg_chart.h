@@ -45,10 +45,11 @@ struct ChartSeries {
   std::string name;
   std::string color = kPalette[0];
   Marker marker = Marker::kCircle;
-  bool line = false;    // connect the points of each group in x order
+  bool line = false;  // connect the points of each group in x order
   bool dashed = false;
   bool hollow = false;
-  bool bars = false;    // a bar from the axis floor up to y, bar_width wide, centred on x + bar_offset
+  bool bars =
+      false;  // a bar from the axis floor up to y, bar_width wide, centred on x + bar_offset
   double bar_width = 0.8, bar_offset = 0.0;
   std::vector<ChartPoint> points;
 };
@@ -64,8 +65,8 @@ struct ChartBand {  // a shaded x range, e.g. "outside the claimed range"
 };
 
 struct Chart {
-  std::string id;     // unique in the page
-  std::string title;  // shown and in <title>
+  std::string id;           // unique in the page
+  std::string title;        // shown and in <title>
   std::string description;  // <desc> and the caption
   ChartAxis x, y;
   std::vector<ChartSeries> series;

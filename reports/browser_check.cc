@@ -28,7 +28,8 @@ std::vector<std::string> ConsoleMessages(const std::string& log) {
 DomCheck CheckDom(const std::string& dom) {
   DomCheck c;
   c.tables = Count(dom, "<table");
-  c.data_block = dom.find("<script type=\"application/json\" id=\"lnv-data\">") != std::string::npos;
+  c.data_block =
+      dom.find("<script type=\"application/json\" id=\"lnv-data\">") != std::string::npos;
   if (!c.data_block) c.problems.push_back("page: no embedded JSON data block (id=lnv-data)");
   if (c.tables == 0) c.problems.push_back("page: no table");
   const std::string open = "<figure class=\"chart\"";
@@ -46,7 +47,8 @@ DomCheck CheckDom(const std::string& dom) {
       continue;
     }
     const std::string head = fig.substr(svg, fig.find('>', svg) - svg);
-    if (head.find("viewBox=") == std::string::npos) c.problems.push_back(id + ": <svg> without viewBox");
+    if (head.find("viewBox=") == std::string::npos)
+      c.problems.push_back(id + ": <svg> without viewBox");
     if (fig.find("<title") == std::string::npos) c.problems.push_back(id + ": no <title>");
     if (Count(fig, "class=\"al\"") < 2) c.problems.push_back(id + ": axis labels missing");
     if (fig.find("class=\"legend\"") == std::string::npos) c.problems.push_back(id + ": no legend");
@@ -75,7 +77,8 @@ std::string FindChromium() {
 std::string HeadlessFlags(const std::string& profile_dir) {
   return "--headless --no-sandbox --disable-gpu --disable-quic --no-first-run "
          "--disable-background-networking --disable-component-update --disable-sync "
-         "--user-data-dir='" + profile_dir + "'";
+         "--user-data-dir='" +
+         profile_dir + "'";
 }
 
 }  // namespace lnv::report

@@ -17,7 +17,7 @@ std::vector<std::string> ConsoleMessages(const std::string& chromium_log);
 struct DomCheck {
   int charts = 0;  // <figure class="chart"> elements
   int tables = 0;
-  bool data_block = false;  // <script type="application/json" id="lnv-data">
+  bool data_block = false;            // <script type="application/json" id="lnv-data">
   std::vector<std::string> problems;  // one line per chart (or page) that fails a check
 };
 

@@ -11,7 +11,8 @@ const char* kGoodChart =
     "<figure class=\"chart\" id=\"c\"><svg viewBox=\"0 0 10 10\" role=\"img\"><title>t</title>"
     "<text class=\"al\">x</text><text class=\"al\">y</text><g class=\"series\">"
     "<circle class=\"pt\"></circle></g><g class=\"legend\"></g></svg></figure>";
-const char* kPageEnd = "<table></table><script type=\"application/json\" id=\"lnv-data\">{}</script>";
+const char* kPageEnd =
+    "<table></table><script type=\"application/json\" id=\"lnv-data\">{}</script>";
 
 TEST(ConsoleMessages, PicksTheConsoleLinesOutOfAChromiumLog) {
   const std::string log =

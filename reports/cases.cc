@@ -35,8 +35,8 @@ Case Shrink(const ImplInfo& impl, const Case& c, Output o, std::int64_t row, Ver
   Case one = SelectRows(c, {row});
   const Judgement j = Judge(impl, one);
   const OutputResult& r = j[o];
-  const bool same = r.present && (IsFailure(verdict) ? IsFailure(j.verdict)
-                                                     : r.max_bound_use == bound_use);
+  const bool same =
+      r.present && (IsFailure(verdict) ? IsFailure(j.verdict) : r.max_bound_use == bound_use);
   if (!same) return c;
   *kept_row = row;
   return one;
@@ -87,7 +87,8 @@ struct Writer {
 std::string FileSafe(const std::string& s) {
   std::string o;
   for (char ch : s) {
-    const bool ok = std::isalnum(static_cast<unsigned char>(ch)) || ch == '.' || ch == '-' || ch == '_';
+    const bool ok =
+        std::isalnum(static_cast<unsigned char>(ch)) || ch == '.' || ch == '-' || ch == '_';
     o += ok ? ch : '_';
   }
   return o;
@@ -111,10 +112,10 @@ std::vector<std::string> WriteCaseFiles(const CaseWriteOptions& opt, SweepResult
     for (Finding& f : k.findings) {
       const PlanItem& item = result->plan[f.item];
       const double use = f.worst ? f.worst->bound_use : 0.0;
-      f.case_file = w.Write(k.info, item, f.item, f.output, f.worst_row, f.verdict, use,
-                            std::string(VerdictName(f.verdict)) + " on " +
-                                std::string(OutputName(f.output)),
-                            f.summary, std::numeric_limits<std::int64_t>::max());
+      f.case_file =
+          w.Write(k.info, item, f.item, f.output, f.worst_row, f.verdict, use,
+                  std::string(VerdictName(f.verdict)) + " on " + std::string(OutputName(f.output)),
+                  f.summary, std::numeric_limits<std::int64_t>::max());
       if (!f.case_file.empty()) f.replay = ReplayCommand(opt, k.info, f.case_file);
     }
     for (int o = 0; o < 6; ++o) {
@@ -122,7 +123,8 @@ std::vector<std::string> WriteCaseFiles(const CaseWriteOptions& opt, SweepResult
       if (!s.present || !s.worst || s.worst_item < 0) continue;
       const PlanItem& item = result->plan[s.worst_item];
       char summary[160];
-      std::snprintf(summary, sizeof summary, "worst %s over the report: %.4g ulp, bound use %.4g (%s)",
+      std::snprintf(summary, sizeof summary,
+                    "worst %s over the report: %.4g ulp, bound use %.4g (%s)",
                     std::string(OutputName(static_cast<Output>(o))).c_str(), s.worst->ulps,
                     s.worst->bound_use, std::string(VerdictName(s.worst->verdict)).c_str());
       s.worst_case_file = w.Write(k.info, item, s.worst_item, static_cast<Output>(o), s.worst_row,

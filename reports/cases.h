@@ -15,8 +15,8 @@
 namespace lnv::report {
 
 struct CaseWriteOptions {
-  std::string out_dir = "report";   // case files go to out_dir/cases/
-  std::string found_by;             // the ln_report command line (provenance)
+  std::string out_dir = "report";           // case files go to out_dir/cases/
+  std::string found_by;                     // the ln_report command line (provenance)
   std::string replay_program = "ln_check";  // how the replay command names ln_check
   std::uint64_t seed = 0;
   // Plugin paths: the replay of a plugin kernel's case needs them (LNV_PLUGINS=...).

@@ -66,9 +66,12 @@ Comparison CompareReports(const json& old_report, const json& new_report) {
     if (!seen.count(name)) c.changes.push_back({name, "", "kernel", "present", "removed", 0});
   }
   for (const Change& ch : c.changes) {
-    if (ch.direction > 0) ++c.worse;
-    else if (ch.direction < 0) ++c.better;
-    else ++c.other;
+    if (ch.direction > 0)
+      ++c.worse;
+    else if (ch.direction < 0)
+      ++c.better;
+    else
+      ++c.other;
   }
   return c;
 }
@@ -90,13 +93,19 @@ std::string FormatComparison(const Comparison& c) {
 json ComparisonJson(const Comparison& c) {
   json changes = json::array();
   for (const Change& ch : c.changes) {
-    changes.push_back({{"kernel", ch.kernel}, {"output", ch.output}, {"measure", ch.measure},
-                       {"old", ch.old_value}, {"new", ch.new_value},
-                       {"direction", ch.direction > 0 ? "worse" : ch.direction < 0 ? "better" : "changed"}});
+    changes.push_back({{"kernel", ch.kernel},
+                       {"output", ch.output},
+                       {"measure", ch.measure},
+                       {"old", ch.old_value},
+                       {"new", ch.new_value},
+                       {"direction", ch.direction > 0   ? "worse"
+                                     : ch.direction < 0 ? "better"
+                                                        : "changed"}});
   }
-  return {{"old_commit", c.old_commit}, {"old_date", c.old_date}, {"old_budget", c.old_budget},
-          {"same_inputs", c.same_inputs}, {"worse", c.worse}, {"better", c.better},
-          {"other", c.other}, {"changes", changes}};
+  return {{"old_commit", c.old_commit}, {"old_date", c.old_date},
+          {"old_budget", c.old_budget}, {"same_inputs", c.same_inputs},
+          {"worse", c.worse},           {"better", c.better},
+          {"other", c.other},           {"changes", changes}};
 }
 
 }  // namespace lnv::report

@@ -4,10 +4,9 @@
 #ifndef LNV_REPORTS_COMPARE_H_
 #define LNV_REPORTS_COMPARE_H_
 
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 namespace lnv::report {
 
@@ -16,7 +15,7 @@ struct Change {
   std::string output;   // "" for the kernel as a whole
   std::string measure;  // "verdict", "max_bound_use", "max_ulp", "kernel"
   std::string old_value, new_value;
-  int direction = 0;    // +1 worse, -1 better, 0 neither (added, removed)
+  int direction = 0;  // +1 worse, -1 better, 0 neither (added, removed)
 };
 
 struct Comparison {

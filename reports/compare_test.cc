@@ -15,8 +15,12 @@ json Impl(const std::string& name, const std::string& status, const std::string&
           {"status", status},
           {"verdict", verdict},
           {"expected", expected},
-          {"outputs", {{"y", {{"max_bound_use", use}, {"max_bound_use_hex", Hex(use)},
-                              {"max_ulp", 1.0}, {"max_ulp_hex", Hex(1.0)}}}}}};
+          {"outputs",
+           {{"y",
+             {{"max_bound_use", use},
+              {"max_bound_use_hex", Hex(use)},
+              {"max_ulp", 1.0},
+              {"max_ulp_hex", Hex(1.0)}}}}}};
 }
 
 json Report(std::vector<json> impls) {
@@ -35,8 +39,8 @@ TEST(CompareReports, TheSameReportHasNoChanges) {
 }
 
 TEST(CompareReports, AHigherBoundUseIsWorseAndALowerOneBetter) {
-  const json old = Report({Impl("a", "claims_bound", "pass", true, 0.5),
-                           Impl("b", "claims_bound", "pass", true, 0.5)});
+  const json old = Report(
+      {Impl("a", "claims_bound", "pass", true, 0.5), Impl("b", "claims_bound", "pass", true, 0.5)});
   const json now = Report({Impl("a", "claims_bound", "pass", true, 0.75),
                            Impl("b", "claims_bound", "pass", true, 0.25)});
   const Comparison c = CompareReports(old, now);

@@ -1,11 +1,11 @@
 #include "reports/context.h"
 
-#include <boost/version.hpp>
 #include <gmp.h>
 #include <mpfr.h>
 
 #include <Eigen/Core>
 #include <array>
+#include <boost/version.hpp>
 #include <chrono>
 #include <cstdio>
 #include <ctime>
@@ -89,12 +89,14 @@ std::string GitCommit() {
 }
 
 nlohmann::json CpuFacts() {
-  nlohmann::json cpu = {{"model", "unknown"}, {"features", nlohmann::json::array()},
+  nlohmann::json cpu = {{"model", "unknown"},
+                        {"features", nlohmann::json::array()},
                         {"hardware_threads", std::thread::hardware_concurrency()}};
   std::ifstream in("/proc/cpuinfo");
   static const std::set<std::string> kWanted = {
-      "sse4_2", "avx", "avx2", "fma", "f16c", "avx512f", "avx512bw", "avx512vl", "avx512dq",
-      "avx512_bf16", "avx512_fp16", "amx_bf16", "amx_tile", "asimd", "sve"};
+      "sse4_2",      "avx",      "avx2",     "fma",      "f16c",
+      "avx512f",     "avx512bw", "avx512vl", "avx512dq", "avx512_bf16",
+      "avx512_fp16", "amx_bf16", "amx_tile", "asimd",    "sve"};
   std::set<std::string> found;
   for (std::string line; std::getline(in, line);) {
     const auto colon = line.find(':');
@@ -116,13 +118,14 @@ nlohmann::json CpuFacts() {
 nlohmann::json CollectContext(const ReportOptions& o, const RunFacts& facts,
                               const std::vector<ImplInfo>& impls) {
   nlohmann::json libs = {
-      {"boost", std::to_string(BOOST_VERSION / 100000) + "." + std::to_string(BOOST_VERSION / 100 % 1000) +
-                    "." + std::to_string(BOOST_VERSION % 100)},
+      {"boost", std::to_string(BOOST_VERSION / 100000) + "." +
+                    std::to_string(BOOST_VERSION / 100 % 1000) + "." +
+                    std::to_string(BOOST_VERSION % 100)},
       {"mpfr", MPFR_VERSION_STRING},
-      {"gmp", std::to_string(__GNU_MP_VERSION) + "." + std::to_string(__GNU_MP_VERSION_MINOR) + "." +
-                  std::to_string(__GNU_MP_VERSION_PATCHLEVEL)},
-      {"eigen", std::to_string(EIGEN_WORLD_VERSION) + "." + std::to_string(EIGEN_MAJOR_VERSION) + "." +
-                    std::to_string(EIGEN_MINOR_VERSION)},
+      {"gmp", std::to_string(__GNU_MP_VERSION) + "." + std::to_string(__GNU_MP_VERSION_MINOR) +
+                  "." + std::to_string(__GNU_MP_VERSION_PATCHLEVEL)},
+      {"eigen", std::to_string(EIGEN_WORLD_VERSION) + "." + std::to_string(EIGEN_MAJOR_VERSION) +
+                    "." + std::to_string(EIGEN_MINOR_VERSION)},
   };
   // Third-party kernel libraries: their headers' versions, when kernels of theirs are judged.
 #ifdef LNV_HAVE_DNNL_VERSION
@@ -151,8 +154,10 @@ nlohmann::json CollectContext(const ReportOptions& o, const RunFacts& facts,
       {"plugins", plugins},
       {"jobs", facts.jobs},
       {"seconds", facts.seconds},
-      {"oracle", {{"backend", "boost"}, {"fast_path", true},
-                  {"note", "exact rational statistics, Ziv loop on 1/sqrt(q), rounded once"}}},
+      {"oracle",
+       {{"backend", "boost"},
+        {"fast_path", true},
+        {"note", "exact rational statistics, Ziv loop on 1/sqrt(q), rounded once"}}},
   };
 }
 

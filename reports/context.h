@@ -3,10 +3,9 @@
 #ifndef LNV_REPORTS_CONTEXT_H_
 #define LNV_REPORTS_CONTEXT_H_
 
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "impls/registry.h"
 #include "reports/options.h"

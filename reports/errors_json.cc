@@ -26,9 +26,12 @@ json RolesJson(unsigned roles) {
 
 std::string PointKindName(PointKind k) {
   switch (k) {
-    case PointKind::kJudged: return "judged";
-    case PointKind::kOutOfRange: return "out_of_range";
-    case PointKind::kNonFinite: return "non_finite";
+    case PointKind::kJudged:
+      return "judged";
+    case PointKind::kOutOfRange:
+      return "out_of_range";
+    case PointKind::kNonFinite:
+      return "non_finite";
   }
   return "?";
 }
@@ -73,8 +76,9 @@ json PointsJson(const std::vector<RowPoint>& pts) {
     rows.push_back({Num(p.kappa), Num(p.log2_mag), Num(p.err), Num(p.bound), Num(p.pbound),
                     PointKindName(p.kind), p.failed, p.item, p.row});
   }
-  return {{"columns", {"kappa", "log2_mag", "err", "bound", "pbound", "kind", "failed", "case", "row"}},
-          {"rows", rows}};
+  return {
+      {"columns", {"kappa", "log2_mag", "err", "bound", "pbound", "kind", "failed", "case", "row"}},
+      {"rows", rows}};
 }
 
 json ValidRangeJson(const KernelReport& k, const std::vector<PlanItem>& plan) {
@@ -126,7 +130,8 @@ std::string BoundText(const ImplInfo& impl) {
 
 std::string ExpectationText(const std::string& status) {
   if (status == "negative_control") return "must be caught: some case must break its bound";
-  if (status == "observed") return "third-party, judged as it is: compared with its recorded baseline";
+  if (status == "observed")
+    return "third-party, judged as it is: compared with its recorded baseline";
   if (status == "plugin") return "must meet the generic bound of its accumulation dtype";
   return "must meet its bound on every case";
 }
@@ -179,9 +184,12 @@ std::string StatusWord(const ImplInfo& impl) {
 bool MeetsExpectation(const KernelReport& k) {
   const bool failed = IsFailure(k.verdict);
   switch (k.info.status) {
-    case ImplStatus::kClaimsBound: return !failed;
-    case ImplStatus::kNegativeControl: return failed;
-    case ImplStatus::kObserved: return true;  // no baseline recorded to differ from
+    case ImplStatus::kClaimsBound:
+      return !failed;
+    case ImplStatus::kNegativeControl:
+      return failed;
+    case ImplStatus::kObserved:
+      return true;  // no baseline recorded to differ from
   }
   return false;
 }
@@ -247,7 +255,8 @@ json ToJson(const SweepResult& r, const ReportInputs& in) {
         {"findings", k.findings.size()},
         {"valid_range", ValidRangeJson(k, r.plan)},
         {"outputs", outputs},
-        {"use_by_d", {{"columns", {"d", "y", "mean", "rstd", "dx", "dgamma", "dbeta"}}, {"rows", by_d}}},
+        {"use_by_d",
+         {{"columns", {"d", "y", "mean", "rstd", "dx", "dgamma", "dbeta"}}, {"rows", by_d}}},
     });
     for (const Finding& f : k.findings) {
       const PlanItem& p = r.plan[f.item];

@@ -5,10 +5,9 @@
 #ifndef LNV_REPORTS_ERRORS_JSON_H_
 #define LNV_REPORTS_ERRORS_JSON_H_
 
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "reports/sweep.h"
 
@@ -31,7 +30,7 @@ bool MeetsExpectation(const KernelReport& k);
 
 struct ReportInputs {
   nlohmann::json context;
-  std::vector<std::string> load_errors;  // plugins that did not load
+  std::vector<std::string> load_errors;   // plugins that did not load
   std::vector<std::string> write_errors;  // case files that could not be written
 };
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <limits>
 #include <map>
 #include <set>
 
@@ -141,9 +142,8 @@ std::vector<Pt> Points(const json& out) {
 }
 
 std::string PointTip(const Pt& p, const json& plan, const char* xname) {
-  const std::string fam = p.item >= 0 && p.item < static_cast<int>(plan.size())
-                              ? Str(plan[p.item], "family")
-                              : "?";
+  const std::string fam =
+      p.item >= 0 && p.item < static_cast<int>(plan.size()) ? Str(plan[p.item], "family") : "?";
   std::string s = fam + " case " + std::to_string(p.item) + " row " + std::to_string(p.row) + ": ";
   s += std::string(xname) == "kappa" ? "kappa " + ShortNumber(p.kappa)
                                      : "max|x| 2^" + ShortNumber(std::round(p.log2_mag * 10) / 10);
@@ -164,8 +164,9 @@ bool ErrorChart(const json& impl, const json& plan, const char* output, bool by_
   ChartSeries measured = Series("measured", kPalette[0], Marker::kCircle);
   ChartSeries broken = Series("measured, bound broken", kPalette[1], Marker::kCross);
   ChartSeries bound = Series("bound (deterministic)", kPalette[1], Marker::kNone, true);
-  ChartSeries pbound = Series("bound (probabilistic, sqrt k)", kPalette[4], Marker::kNone, true, true);
-  double oor_from = INFINITY, x_max = -INFINITY;
+  ChartSeries pbound =
+      Series("bound (probabilistic, sqrt k)", kPalette[4], Marker::kNone, true, true);
+  double oor_from = std::numeric_limits<double>::infinity(), x_max = -oor_from;
   for (const Pt& p : Points(impl["outputs"][output])) {
     if (!HasRole(plan, p.item, role)) continue;
     const double x = by_kappa ? p.kappa : p.log2_mag;
@@ -177,21 +178,26 @@ bool ErrorChart(const json& impl, const json& plan, const char* output, bool by_
     }
     const std::string tip = PointTip(p, plan, by_kappa ? "kappa" : "mag");
     (p.failed ? broken : measured).points.push_back({x, p.err, tip});
+    // Against kappa, one line per case (its rows in order of kappa); against
+    // magnitude, one line across the cases, which sweep it together.
+    const int group = by_kappa ? p.item : 0;
     if (std::isfinite(x)) {
-      bound.points.push_back({x, p.bound, "deterministic bound " + ShortNumber(p.bound)});
-      pbound.points.push_back({x, p.pbound, "probabilistic bound " + ShortNumber(p.pbound)});
+      bound.points.push_back({x, p.bound, "deterministic bound " + ShortNumber(p.bound), group});
+      pbound.points.push_back({x, p.pbound, "probabilistic bound " + ShortNumber(p.pbound), group});
     }
   }
   if (measured.points.empty() && broken.points.empty()) return false;
   chart->id = KernelId(name) + "-" + output + (by_kappa ? "-kappa" : "-mag");
   chart->title = std::string(output) + (by_kappa ? " error vs kappa" : " error vs magnitude");
   chart->description =
-      by_kappa ? std::string("Each mark is one row of the large_mean family (kappa = sqrt(1 + "
-                             "mu^2/sigma^2), 1 to 1e7). Lines: the bound the kernel is held to, "
-                             "and the probabilistic sqrt(k) form (Higham & Mary 2019, lambda = 3).")
-               : std::string("Each mark is one row of the tiny_magnitude, standard_normal and "
-                             "huge_magnitude families, by its largest |x|. Shaded: rows outside "
-                             "the kernel's claimed range, where only the NaN contract is judged.");
+      by_kappa ? std::string(
+                     "Each mark is one row of the large_mean family (kappa = sqrt(1 + "
+                     "mu^2/sigma^2), 1 to 1e7). Lines: the bound the kernel is held to, "
+                     "and the probabilistic sqrt(k) form (Higham & Mary 2019, lambda = 3).")
+               : std::string(
+                     "Each mark is one row of the tiny_magnitude, standard_normal and "
+                     "huge_magnitude families, by its largest |x|. Shaded: rows outside "
+                     "the kernel's claimed range, where only the NaN contract is judged.");
   chart->x = Axis(by_kappa ? "kappa (mean-to-spread ratio)" : "max |x| of the row",
                   by_kappa ? Scale::kLog10 : Scale::kLog2Exponent);
   chart->y = Axis(kYLabelErr, Scale::kLog10);
@@ -209,23 +215,25 @@ bool UseByDChart(const json& impl, Chart* chart) {
   const json& t = impl.value("use_by_d", json::object());
   if (!t.contains("rows") || t["rows"].empty()) return false;
   const std::string name = Str(impl, "name");
-  const Marker markers[] = {Marker::kCircle, Marker::kSquare, Marker::kTriangle,
-                            Marker::kDiamond, Marker::kCross, Marker::kPlus};
+  const Marker markers[] = {Marker::kCircle,  Marker::kSquare, Marker::kTriangle,
+                            Marker::kDiamond, Marker::kCross,  Marker::kPlus};
   for (int o = 0; o < 6; ++o) {
     ChartSeries s = Series(kOutputs[o], kPalette[o], markers[o], true);
     for (const json& row : t["rows"]) {
       if (row[o + 1].is_null()) continue;
       const double d = row[0].get<double>(), u = ReadNum(row[o + 1]);
-      s.points.push_back({d, u, std::string(kOutputs[o]) + " at d = " + ShortNumber(d) +
-                                    ": bound use " + ShortNumber(u)});
+      s.points.push_back({d, u,
+                          std::string(kOutputs[o]) + " at d = " + ShortNumber(d) + ": bound use " +
+                              ShortNumber(u)});
     }
     if (!s.points.empty()) chart->series.push_back(std::move(s));
   }
   if (chart->series.empty()) return false;
   chart->id = KernelId(name) + "-use-d";
   chart->title = "max bound use vs d";
-  chart->description = "Max error / bound over standard-normal rows at each d; above 1 the bound "
-                       "is broken.";
+  chart->description =
+      "Max error / bound over standard-normal rows at each d; above 1 the bound "
+      "is broken.";
   chart->x = Axis("d (row length)", Scale::kLog10);
   chart->y = Axis("max error / bound", Scale::kLog10);
   chart->hlines.push_back({1.0, "the bound (use = 1)"});
@@ -248,13 +256,14 @@ bool HistogramChart(const json& impl, Chart* chart) {
     for (const json& b : h["bins"]) total += b[1].get<double>();
     if (total <= 0) continue;
     for (const json& b : h["bins"]) {
-      const int oct = std::clamp(static_cast<int>(std::floor(b[0].get<double>() / k)), kLowest,
-                                 kHighest);
+      const int oct =
+          std::clamp(static_cast<int>(std::floor(b[0].get<double>() / k)), kLowest, kHighest);
       frac[o][oct] += b[1].get<double>() / total;
       lo = std::min(lo, oct);
       hi = std::max(hi, oct);
     }
-    zero_nonfinite.push_back({o, {h.value("zeros", 0.0) / total, h.value("nonfinite", 0.0) / total}});
+    zero_nonfinite.push_back(
+        {o, {h.value("zeros", 0.0) / total, h.value("nonfinite", 0.0) / total}});
   }
   if (zero_nonfinite.empty()) return false;
   if (hi < lo) lo = hi = 0;
@@ -296,8 +305,9 @@ bool HistogramChart(const json& impl, Chart* chart) {
   if (chart->series.empty()) return false;
   chart->id = KernelId(name) + "-hist";
   chart->title = "ULP histogram (y, dx)";
-  chart->description = "Share of elements by error in ulps of each element's exact value, one bar "
-                       "per octave [2^k, 2^(k+1)); 0 = exactly the exact value.";
+  chart->description =
+      "Share of elements by error in ulps of each element's exact value, one bar "
+      "per octave [2^k, 2^(k+1)); 0 = exactly the exact value.";
   chart->x = FixedAxis("error in ulps", Scale::kLinear, -0.6, n_oct + 1.6, ticks);
   chart->y = FixedAxis("share of elements", Scale::kLinear, 0, 1);
   return true;
@@ -307,8 +317,8 @@ bool HistogramChart(const json& impl, Chart* chart) {
 bool OverlayChart(const json& report, const std::string& dtype, const std::string& norm,
                   const char* output, Chart* chart) {
   const json& plan = report["plan"];
-  const Marker markers[] = {Marker::kCircle, Marker::kSquare, Marker::kTriangle,
-                            Marker::kDiamond, Marker::kCross, Marker::kPlus};
+  const Marker markers[] = {Marker::kCircle,  Marker::kSquare, Marker::kTriangle,
+                            Marker::kDiamond, Marker::kCross,  Marker::kPlus};
   int n = 0;
   for (const json& impl : report["impls"]) {
     if (Str(impl, "x_dtype") != dtype || Str(impl, "norm") != norm) continue;
@@ -323,12 +333,12 @@ bool OverlayChart(const json& report, const std::string& dtype, const std::strin
       if (!fresh) it->second.second = std::max(it->second.second, p.err);
     }
     if (bins.empty()) continue;
-    ChartSeries s = Series(Str(impl, "name"), kPalette[n % kPaletteSize], markers[(n / kPaletteSize + n) % 6],
-                  true, n >= kPaletteSize);
+    ChartSeries s = Series(Str(impl, "name"), kPalette[n % kPaletteSize],
+                           markers[(n / kPaletteSize + n) % 6], true, n >= kPaletteSize);
     for (const auto& [b, ke] : bins) {
-      s.points.push_back({ke.first, ke.second, Str(impl, "name") + ": kappa " +
-                                                   ShortNumber(ke.first) + ", error " +
-                                                   ShortNumber(ke.second) + " row ulps"});
+      s.points.push_back({ke.first, ke.second,
+                          Str(impl, "name") + ": kappa " + ShortNumber(ke.first) + ", error " +
+                              ShortNumber(ke.second) + " row ulps"});
     }
     chart->series.push_back(std::move(s));
     ++n;
@@ -336,9 +346,12 @@ bool OverlayChart(const json& report, const std::string& dtype, const std::strin
   if (chart->series.empty()) return false;
   chart->id = "overlay-" + dtype + "-" + norm + "-" + output;
   chart->title = dtype + " " + norm + ": " + output + " error vs kappa, every kernel";
-  chart->description = "Max error per quarter decade of kappa (large_mean rows), in ulps of the "
-                       "row's largest |" + std::string(output) + "|. The bounds differ per kernel: "
-                       "see each kernel's own chart.";
+  chart->description =
+      "Max error per quarter decade of kappa (large_mean rows), in ulps of the "
+      "row's largest |" +
+      std::string(output) +
+      "|. The bounds differ per kernel: "
+      "see each kernel's own chart.";
   chart->x = Axis("kappa (mean-to-spread ratio)", Scale::kLog10);
   chart->y = Axis(kYLabelErr, Scale::kLog10);
   return true;
@@ -419,11 +432,12 @@ Colours follow the Okabe&ndash;Ito palette, and every verdict is also a word and
 }
 
 std::string SummaryTable(const json& report) {
-  std::string o = "<section id=\"summary\"><h2>Summary</h2><div class=\"scroll\"><table>"
-                  "<thead><tr><th>kernel</th><th>verdict</th><th>max bound use (output)</th>"
-                  "<th>max ULP (output)</th><th>p99 ULP y / dx</th>"
-                  "<th class=\"wide\">valid range found</th><th>worst case</th><th>norm</th>"
-                  "<th>status</th></tr></thead><tbody>";
+  std::string o =
+      "<section id=\"summary\"><h2>Summary</h2><div class=\"scroll\"><table>"
+      "<thead><tr><th>kernel</th><th>verdict</th><th>max bound use (output)</th>"
+      "<th>max ULP (output)</th><th>p99 ULP y / dx</th>"
+      "<th class=\"wide\">valid range found</th><th>worst case</th><th>norm</th>"
+      "<th>status</th></tr></thead><tbody>";
   std::vector<std::string> dtypes;
   for (const json& i : report["impls"]) {
     const std::string d = Str(i, "x_dtype");
@@ -438,11 +452,12 @@ std::string SummaryTable(const json& report) {
       const std::string use_o = WorstOutput(i, "max_bound_use");
       auto cell = [&](const std::string& out, const char* m) {
         return out.empty() ? std::string("&ndash;")
-                           : E(ShortNumber(N(outs[out], m))) + " <span class=\"status\">(" + E(out) +
-                                 ")</span>";
+                           : E(ShortNumber(N(outs[out], m))) + " <span class=\"status\">(" +
+                                 E(out) + ")</span>";
       };
       auto p99 = [&](const char* out) {
-        return outs.contains(out) ? E(ShortNumber(N(outs[out], "p99_ulp"))) : std::string("&ndash;");
+        return outs.contains(out) ? E(ShortNumber(N(outs[out], "p99_ulp")))
+                                  : std::string("&ndash;");
       };
       const std::string params =
           Str(i, "param_dtype") != dtype ? ", params " + E(Str(i, "param_dtype")) : "";
@@ -468,19 +483,20 @@ std::string FindingsSection(const json& report) {
     o += "<div class=\"finding" + std::string(expected ? " expected" : "") + "\"><p><b>" +
          E(Str(x, "kernel")) + "</b> &mdash; " + E(Str(x, "what")) + ": <b>" + E(Str(x, "kind")) +
          "</b> on " + E(Str(x, "output")) + "</p><dl class=\"kv\">";
-    o += "<dt>case</dt><dd>" + E(Str(x, "family")) + ", d = " + E(Str(x, "d")) + ", rows = " +
-         E(Str(x, "rows")) + (x["row"].is_null() ? "" : ", worst row " + E(Str(x, "row"))) + "</dd>";
+    o += "<dt>case</dt><dd>" + E(Str(x, "family")) + ", d = " + E(Str(x, "d")) +
+         ", rows = " + E(Str(x, "rows")) +
+         (x["row"].is_null() ? "" : ", worst row " + E(Str(x, "row"))) + "</dd>";
     if (std::isfinite(N(x, "kappa"))) {
-      o += "<dt>row</dt><dd>&kappa; = " + E(ShortNumber(N(x, "kappa"))) + ", max|x| = " +
-           Pow2(N(x, "log2_mag")) + "</dd>";
+      o += "<dt>row</dt><dd>&kappa; = " + E(ShortNumber(N(x, "kappa"))) +
+           ", max|x| = " + Pow2(N(x, "log2_mag")) + "</dd>";
     }
     if (x["worst"].is_object()) {
       const json& w = x["worst"];
       o += "<dt>worst element</dt><dd>index " + E(Str(w, "index")) + ": kernel <code>" +
            E(Str(w, "kernel_hex")) + "</code>, exact <code>" + E(Str(w, "exact_hex")) +
-           "</code>; error " + E(ShortNumber(N(w, "error"))) + " = " + E(ShortNumber(N(w, "ulps"))) +
-           " ulp, bound " + E(ShortNumber(N(w, "bound"))) + ", use " +
-           E(ShortNumber(N(w, "bound_use"))) + " (" + E(Str(w, "verdict")) + ")</dd>";
+           "</code>; error " + E(ShortNumber(N(w, "error"))) + " = " +
+           E(ShortNumber(N(w, "ulps"))) + " ulp, bound " + E(ShortNumber(N(w, "bound"))) +
+           ", use " + E(ShortNumber(N(w, "bound_use"))) + " (" + E(Str(w, "verdict")) + ")</dd>";
     }
     o += "<dt>broke</dt><dd>" + E(Str(x, "bound")) + "</dd>";
     o += "<dt>result</dt><dd>" + E(Str(x, "summary")) + "</dd>";
@@ -525,16 +541,18 @@ std::string KernelSection(const json& report, const json& impl) {
   const std::string name = Str(impl, "name");
   std::string o = "<section class=\"kernel\" id=\"" + KernelId(name) + "\"><h3>" + E(name) + " " +
                   VerdictBadge(impl) + "</h3><dl class=\"kv\">";
-  o += "<dt>status</dt><dd>" + E(Str(impl, "status")) + ": " + E(Str(impl, "expectation")) + "</dd>";
+  o +=
+      "<dt>status</dt><dd>" + E(Str(impl, "status")) + ": " + E(Str(impl, "expectation")) + "</dd>";
   o += "<dt>bound</dt><dd>" + E(Str(impl, "bound")) + "</dd>";
-  o += "<dt>types</dt><dd>" + E(Str(impl, "norm")) + ", x " + E(Str(impl, "x_dtype")) + ", params " +
-       E(Str(impl, "param_dtype")) + ", accumulation " + E(Str(impl, "acc_dtype")) +
-       "; claimed range: row &Sigma;x&sup2; &le; " + E(ShortNumber(N(impl, "claimed_max_row_sumsq"))) +
-       "</dd>";
+  o += "<dt>types</dt><dd>" + E(Str(impl, "norm")) + ", x " + E(Str(impl, "x_dtype")) +
+       ", params " + E(Str(impl, "param_dtype")) + ", accumulation " + E(Str(impl, "acc_dtype")) +
+       "; claimed range: row &Sigma;x&sup2; &le; " +
+       E(ShortNumber(N(impl, "claimed_max_row_sumsq"))) + "</dd>";
   o += "<dt>source</dt><dd><code>" + E(Str(impl, "source")) + "</code></dd>";
   o += "<dt>cases</dt><dd>" + E(Str(impl, "cases")) + " judged, " + E(Str(impl, "findings")) +
        " finding(s)" +
-       (impl["first_error"].is_null() ? "" : "; first error: " + E(Str(impl, "first_error"))) + "</dd>";
+       (impl["first_error"].is_null() ? "" : "; first error: " + E(Str(impl, "first_error"))) +
+       "</dd>";
   o += "<dt>valid range found</dt><dd>" + ValidRangeText(impl) + "</dd></dl>";
   o += "<div class=\"scroll\"><table><thead><tr><th>output</th><th>verdict</th><th>max ULP</th>"
        "<th>p99 ULP</th><th>max bound use</th><th>elements</th><th>no claim / out of range</th>"
@@ -542,12 +560,18 @@ std::string KernelSection(const json& report, const json& impl) {
   for (const char* out : kOutputs) {
     if (!impl["outputs"].contains(out)) continue;
     const json& x = impl["outputs"][out];
-    o += "<tr><td>" + std::string(out) + "</td><td>" + E(Str(x, "verdict")) + "</td><td class=\"n\">" +
-         E(ShortNumber(N(x, "max_ulp"))) + "</td><td class=\"n\">" + E(ShortNumber(N(x, "p99_ulp"))) +
-         "</td><td class=\"n\" title=\"" + E(Str(x, "max_bound_use_hex")) + "\">" +
-         E(ShortNumber(N(x, "max_bound_use"))) + "</td><td class=\"n\">" + E(Str(x, "elements")) +
-         "</td><td class=\"n\">" + E(Str(x, "unclaimed")) + " / " + E(Str(x, "out_of_range")) +
-         "</td><td>" + CaseLink(x) + "</td></tr>";
+    // out_of_range and oracle_undecided elements are not failures: the
+    // counts column says how many there were.
+    const std::string v = Str(x, "verdict");
+    const bool failed =
+        v == "bound_exceeded" || v == "not_finite" || v == "nan_mismatch" || v == "kernel_error";
+    o += "<tr><td>" + std::string(out) + "</td><td>" + (failed ? "<b>" + E(v) + "</b>" : "pass") +
+         "</td><td class=\"n\">" + E(ShortNumber(N(x, "max_ulp"))) + "</td><td class=\"n\">" +
+         E(ShortNumber(N(x, "p99_ulp"))) + "</td><td class=\"n\" title=\"" +
+         E(Str(x, "max_bound_use_hex")) + "\">" + E(ShortNumber(N(x, "max_bound_use"))) +
+         "</td><td class=\"n\">" + E(Str(x, "elements")) + "</td><td class=\"n\">" +
+         E(Str(x, "unclaimed")) + " / " + E(Str(x, "out_of_range")) + "</td><td>" + CaseLink(x) +
+         "</td></tr>";
   }
   o += "</tbody></table></div><div class=\"charts\">";
   int charts = 0;
@@ -577,21 +601,25 @@ std::string KernelSection(const json& report, const json& impl) {
 }
 
 std::string CompareSection(const Comparison& c) {
-  std::string o = "<section id=\"compare\"><h2>Compared with " + E(c.old_commit) + "</h2><p>" +
-                  E(c.old_date) + ", budget " + E(c.old_budget) + ": <span class=\"worse\">" +
-                  std::to_string(c.worse) + " worse</span>, <span class=\"better\">" +
-                  std::to_string(c.better) + " better</span>, " + std::to_string(c.other) +
-                  " other change(s)." +
-                  (c.same_inputs ? "" : " The budget or seed differs, so the inputs differ too.") +
-                  "</p>";
+  std::string o =
+      "<section id=\"compare\"><h2>Compared with " + E(c.old_commit) + "</h2><p>" + E(c.old_date) +
+      ", budget " + E(c.old_budget) + ": <span class=\"worse\">" + std::to_string(c.worse) +
+      " worse</span>, <span class=\"better\">" + std::to_string(c.better) + " better</span>, " +
+      std::to_string(c.other) + " other change(s)." +
+      (c.same_inputs ? "" : " The budget or seed differs, so the inputs differ too.") + "</p>";
   if (!c.changes.empty()) {
     o += "<div class=\"scroll\"><table><thead><tr><th>kernel</th><th>output</th><th>measure</th>"
          "<th>old</th><th>new</th><th>change</th></tr></thead><tbody>";
     for (const Change& ch : c.changes) {
-      const std::string word = ch.direction > 0 ? "&#9650; worse" : ch.direction < 0 ? "&#9660; better" : "changed";
+      const std::string word = ch.direction > 0   ? "&#9650; worse"
+                               : ch.direction < 0 ? "&#9660; better"
+                                                  : "changed";
       o += "<tr><td>" + E(ch.kernel) + "</td><td>" + E(ch.output) + "</td><td>" + E(ch.measure) +
            "</td><td class=\"n\">" + E(ch.old_value) + "</td><td class=\"n\">" + E(ch.new_value) +
-           "</td><td class=\"" + (ch.direction > 0 ? "worse" : ch.direction < 0 ? "better" : "") +
+           "</td><td class=\"" +
+           (ch.direction > 0   ? "worse"
+            : ch.direction < 0 ? "better"
+                               : "") +
            "\">" + word + "</td></tr>";
     }
     o += "</tbody></table></div>";
@@ -604,7 +632,8 @@ std::string ContextSection(const json& report) {
   std::string o = "<section id=\"context\"><h2>Context</h2><dl class=\"kv\">";
   for (auto it = c.begin(); it != c.end(); ++it) {
     o += "<dt>" + E(it.key()) + "</dt><dd><code>" +
-         E(it.value().is_string() ? it.value().get<std::string>() : it.value().dump()) + "</code></dd>";
+         E(it.value().is_string() ? it.value().get<std::string>() : it.value().dump()) +
+         "</code></dd>";
   }
   o += "</dl><h3>Cases (every kernel of a dtype group runs each)</h3><div class=\"scroll\"><table>"
        "<thead><tr><th>#</th><th>family</th><th>d</th><th>rows</th><th>seed</th><th>charts</th>"
@@ -657,9 +686,8 @@ std::string RenderHtml(const json& report, const Comparison* comparison) {
   o += "<header><h1>LayerNorm / RMSNorm error-bound report</h1><p class=\"meta\">commit <code>" +
        E(Str(ctx, "git_commit", "unknown")) + "</code> &middot; " + E(Str(ctx, "date")) +
        " &middot; budget " + E(Str(ctx, "budget")) + " &middot; seed " + E(Str(ctx, "seed")) +
-       " &middot; " + std::to_string(n) + " kernels &middot; " +
-       E(ShortNumber(N(ctx, "seconds"))) + " s &middot; schema " +
-       E(Str(report, "schema_version")) + "</p>";
+       " &middot; " + std::to_string(n) + " kernels &middot; " + E(ShortNumber(N(ctx, "seconds"))) +
+       " s &middot; schema " + E(Str(report, "schema_version")) + "</p>";
   o += "<div class=\"banner " + std::string(status == 0 ? "ok" : "bad") + "\">" +
        (status == 0 ? "&#10003; Every claim holds: " : "&#10007; Findings: ") + std::to_string(ok) +
        " of " + std::to_string(n) + " kernels as their status expects; " + std::to_string(caught) +

@@ -4,9 +4,8 @@
 #ifndef LNV_REPORTS_HTML_H_
 #define LNV_REPORTS_HTML_H_
 
-#include <string>
-
 #include <nlohmann/json.hpp>
+#include <string>
 
 #include "reports/compare.h"
 

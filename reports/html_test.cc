@@ -73,6 +73,18 @@ TEST(RenderHtml, ObservedAndPluginKernelsAreShownByTheirStatus) {
   EXPECT_NE(html.find("<td class=\"status\">plugin</td>"), std::string::npos);
 }
 
+TEST(RenderHtml, AKernelThatNeverRanIsShownWithoutCharts) {
+  json j = SmallReport();
+  j["impls"][0]["outputs"] = json::object();
+  j["impls"][0]["use_by_d"]["rows"] = json::array();
+  j["impls"][0]["verdict"] = "error";
+  j["impls"][0]["first_error"] = "crashed: signal 11 (Segmentation fault)";
+  const std::string html = RenderHtml(j, nullptr);
+  EXPECT_NE(html.find("No charted rows"), std::string::npos);
+  EXPECT_NE(html.find("crashed: signal 11"), std::string::npos);
+  EXPECT_TRUE(CheckDom(html).problems.empty());
+}
+
 TEST(RenderHtml, AComparisonGetsItsOwnSection) {
   json old = SmallReport();
   old["impls"][0]["verdict"] = "fail";

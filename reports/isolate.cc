@@ -8,7 +8,6 @@
 #include <cerrno>
 #include <chrono>
 #include <cstring>
-
 #include <nlohmann/json.hpp>
 
 #include "harness/case_file.h"
@@ -25,8 +24,16 @@ double D(const json& j) {
 }
 
 json ElementJson(const ElementResult& e) {
-  return {e.index, H(e.kernel), H(e.exact.rounded), H(e.exact.hi), H(e.exact.lo),
-          static_cast<int>(e.exact.status), H(e.error), H(e.ulps), H(e.bound), H(e.bound_use),
+  return {e.index,
+          H(e.kernel),
+          H(e.exact.rounded),
+          H(e.exact.hi),
+          H(e.exact.lo),
+          static_cast<int>(e.exact.status),
+          H(e.error),
+          H(e.ulps),
+          H(e.bound),
+          H(e.bound_use),
           static_cast<int>(e.verdict)};
 }
 
@@ -75,7 +82,8 @@ std::string SerializeMeasure(const CaseMeasure& m) {
                     o.worst ? ElementJson(*o.worst) : json(nullptr), o.worst_row, o.hist.zeros,
                     o.hist.nonfinite, bins, pts});
   }
-  return json{static_cast<int>(m.verdict), m.message, m.d, m.rows, m.rows_out_of_range, outs}.dump();
+  return json{static_cast<int>(m.verdict), m.message, m.d, m.rows, m.rows_out_of_range, outs}
+      .dump();
 }
 
 bool ParseMeasure(const std::string& text, CaseMeasure* m) {
@@ -125,7 +133,8 @@ bool ParseMeasure(const std::string& text, CaseMeasure* m) {
 CaseMeasure MeasureIsolated(const ImplInfo& impl, const Case& c, const Reference& ref,
                             bool with_points, std::int32_t item, double timeout_seconds) {
   int fds[2];
-  if (pipe(fds) != 0) return Failed(c, std::string("cannot isolate: pipe: ") + std::strerror(errno));
+  if (pipe(fds) != 0)
+    return Failed(c, std::string("cannot isolate: pipe: ") + std::strerror(errno));
   const pid_t pid = fork();
   if (pid < 0) {
     close(fds[0]);
@@ -136,8 +145,8 @@ CaseMeasure MeasureIsolated(const ImplInfo& impl, const Case& c, const Reference
     close(fds[0]);
     JudgeOptions jo;
     jo.keep_elements = true;
-    const std::string text =
-        SerializeMeasure(Measure(impl, c, ref, JudgeWithReference(impl, c, ref, jo), with_points, item));
+    const std::string text = SerializeMeasure(
+        Measure(impl, c, ref, JudgeWithReference(impl, c, ref, jo), with_points, item));
     std::size_t sent = 0;
     while (sent < text.size()) {
       const ssize_t n = write(fds[1], text.data() + sent, text.size() - sent);
@@ -149,8 +158,8 @@ CaseMeasure MeasureIsolated(const ImplInfo& impl, const Case& c, const Reference
   close(fds[1]);
   std::string text;
   char buf[1 << 16];
-  const auto deadline = std::chrono::steady_clock::now() +
-                        std::chrono::duration<double>(timeout_seconds);
+  const auto deadline =
+      std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_seconds);
   bool timed_out = false;
   for (;;) {
     const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(

@@ -59,7 +59,8 @@ TEST(MeasureIsolated, AHealthyKernelMeasuresExactlyAsInProcess) {
 
 TEST(MeasureIsolated, ACrashIsAKernelErrorThatNamesTheSignal) {
   const Case c = Normal();
-  const CaseMeasure m = MeasureIsolated(AsPlugin("segv", &Segfaults), c, ComputeReference(c), false, 0, 60);
+  const CaseMeasure m =
+      MeasureIsolated(AsPlugin("segv", &Segfaults), c, ComputeReference(c), false, 0, 60);
   EXPECT_EQ(m.verdict, Verdict::kKernelError);
   EXPECT_NE(m.message.find("crashed: signal " + std::to_string(SIGSEGV)), std::string::npos)
       << m.message;
@@ -67,7 +68,8 @@ TEST(MeasureIsolated, ACrashIsAKernelErrorThatNamesTheSignal) {
 
 TEST(MeasureIsolated, AHangIsKilledAfterTheTimeout) {
   const Case c = Normal();
-  const CaseMeasure m = MeasureIsolated(AsPlugin("hang", &Hangs), c, ComputeReference(c), false, 0, 0.5);
+  const CaseMeasure m =
+      MeasureIsolated(AsPlugin("hang", &Hangs), c, ComputeReference(c), false, 0, 0.5);
   EXPECT_EQ(m.verdict, Verdict::kKernelError);
   EXPECT_NE(m.message.find("hung"), std::string::npos) << m.message;
 }

@@ -147,7 +147,8 @@ int Sweep(const ReportOptions& o, int argc, char** argv) {
   SweepOptions so;
   so.budget = o.budget;
   so.seed = o.seed;
-  so.jobs = o.jobs > 0 ? o.jobs : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  so.jobs =
+      o.jobs > 0 ? o.jobs : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   for (const ImplInfo& i : load.impls) {
     if (GlobMatch(o.impls_glob, i.name)) so.impls.push_back(i);
   }
@@ -206,8 +207,8 @@ int Sweep(const ReportOptions& o, int argc, char** argv) {
     const bool ok = MeetsExpectation(k);
     expected += ok;
     if (!ok) {
-      std::cout << "NOT AS EXPECTED  " << k.info.name << " (" << StatusWord(k.info) << "): "
-                << KernelVerdictWord(k) << "\n";
+      std::cout << "NOT AS EXPECTED  " << k.info.name << " (" << StatusWord(k.info)
+                << "): " << KernelVerdictWord(k) << "\n";
     }
   }
   for (const KernelReport& k : result.kernels) {

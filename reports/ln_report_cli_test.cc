@@ -1,8 +1,7 @@
 // ln_report as a user runs it: usage errors, a plugin's kernels with
 // verdicts, and --render / --compare of what a run wrote.
-#include <sys/wait.h>
-
 #include <gtest/gtest.h>
+#include <sys/wait.h>
 
 #include <cstdlib>
 #include <filesystem>
@@ -24,8 +23,8 @@ struct Ran {
 
 Ran RunReport(const std::string& args) {
   const std::string log = ::testing::TempDir() + "ln_report_cli.log";
-  const int rc = std::system((std::string("'") + LNV_LN_REPORT + "' " + args + " > '" + log +
-                              "' 2>&1").c_str());
+  const int rc = std::system(
+      (std::string("'") + LNV_LN_REPORT + "' " + args + " > '" + log + "' 2>&1").c_str());
   std::ifstream in(log);
   std::stringstream s;
   s << in.rdbuf();

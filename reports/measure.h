@@ -66,7 +66,7 @@ struct OutputMeasure {
   std::optional<ElementResult> worst;  // a failing element, else the largest bound use
   std::int64_t worst_row = -1;         // its row (y, dx, mean, rstd), -1 for column outputs
   UlpHistogram hist;
-  std::vector<RowPoint> points;        // y and dx of cases with a chart role
+  std::vector<RowPoint> points;  // y and dx of cases with a chart role
 };
 
 // One kernel on one case.

@@ -17,10 +17,10 @@ TEST(ReportOptions, WithoutArgumentsItSweepsEveryKernelWithTheQuickBudgetIntoRep
 
 TEST(ReportOptions, EveryOptionTakesItsValueInBothSpellings) {
   ReportOptions o;
-  EXPECT_EQ(ParseReportArgs({"--out", "r2", "--impls=f32/*", "--plugin", "a.so", "--plugin=b.so",
-                             "--budget", "full", "--seed=7", "-j", "3", "--quiet", "--compare",
-                             "old.json"},
-                            &o),
+  EXPECT_EQ(ParseReportArgs(
+                {"--out", "r2", "--impls=f32/*", "--plugin", "a.so", "--plugin=b.so", "--budget",
+                 "full", "--seed=7", "-j", "3", "--quiet", "--compare", "old.json"},
+                &o),
             "");
   EXPECT_EQ(o.out_dir, "r2");
   EXPECT_TRUE(o.out_given);
@@ -54,13 +54,15 @@ TEST(ReportOptions, RenderingRefusesOptionsThatOnlyApplyToASweep) {
   ReportOptions o;
   EXPECT_NE(ParseReportArgs({"--render", "e.json", "--budget", "full"}, &o), "");
   ReportOptions ok;
-  EXPECT_EQ(ParseReportArgs({"--render", "e.json", "--compare", "old.json", "--out", "x"}, &ok), "");
+  EXPECT_EQ(ParseReportArgs({"--render", "e.json", "--compare", "old.json", "--out", "x"}, &ok),
+            "");
 }
 
 TEST(ReportOptions, HelpNamesEveryOptionAndTheExitStatuses) {
   const std::string u = ReportUsage();
-  for (const char* word : {"--out", "--impls", "--plugin", "--budget", "--seed", "--jobs", "--quiet",
-                           "--render", "--compare", "--help", "LNV_PLUGINS", "Exit status"}) {
+  for (const char* word :
+       {"--out", "--impls", "--plugin", "--budget", "--seed", "--jobs", "--quiet", "--render",
+        "--compare", "--help", "LNV_PLUGINS", "Exit status"}) {
     EXPECT_NE(u.find(word), std::string::npos) << word;
   }
 }

@@ -28,12 +28,14 @@ std::vector<PlanItem> ReportPlan(Budget budget) {
   std::vector<PlanItem> plan;
   for (std::uint64_t s = 0; s < seeds; ++s) {
     // kappa: large_mean sweeps kappa = 1 ... 1e7 over its rows.
-    for (std::int64_t d : quick ? std::vector<std::int64_t>{64} : std::vector<std::int64_t>{64, 768, 4096}) {
+    for (std::int64_t d :
+         quick ? std::vector<std::int64_t>{64} : std::vector<std::int64_t>{64, 768, 4096}) {
       plan.push_back({"large_mean", d, quick ? 24 : (d > 1024 ? 16 : 48), s, 0, 0, kRoleKappa});
     }
     // Magnitude: tiny rows up to the normal range, unit-sized rows, huge rows
     // up to 2^(emax-3) (families.cc).
-    for (std::int64_t d : quick ? std::vector<std::int64_t>{64} : std::vector<std::int64_t>{64, 768}) {
+    for (std::int64_t d :
+         quick ? std::vector<std::int64_t>{64} : std::vector<std::int64_t>{64, 768}) {
       const std::int64_t rows = quick ? 16 : 32;
       plan.push_back({"tiny_magnitude", d, rows, s, 0, 0, kRoleMagnitude});
       plan.push_back({"huge_magnitude", d, rows, s, 0, 0, kRoleMagnitude});
@@ -65,7 +67,8 @@ std::vector<PlanItem> ReportPlan(Budget budget) {
         plan.push_back({name, 1, quick ? 8 : 64, s, 0, 0, kRoleNone});
       } else {
         for (std::int64_t d : ds) {
-          plan.push_back({name, d, name == "nan_inf_rows" ? 10 : (quick ? 8 : 16), s, 0, 0, kRoleNone});
+          plan.push_back(
+              {name, d, name == "nan_inf_rows" ? 10 : (quick ? 8 : 16), s, 0, 0, kRoleNone});
         }
       }
     }

@@ -126,8 +126,8 @@ int main(int argc, char** argv) {
   }
   std::cout << "report: " << dom.charts << " charts, " << dom.tables << " tables, "
             << ConsoleMessages(loaded.log).size() << " console messages\n";
-  for (const auto& [size, name] : {std::pair<std::string, std::string>{"1280,2400", "desktop"},
-                                   {"390,2400", "phone"}}) {
+  for (const auto& [size, name] :
+       {std::pair<std::string, std::string>{"1280,2400", "desktop"}, {"390,2400", "phone"}}) {
     const fs::path png = work / ("report-screenshot-" + name + ".png");
     if (Screenshot(chromium, page, png, work, size)) {
       std::cout << "screenshot: " << png.string() << "\n";
@@ -138,11 +138,13 @@ int main(int argc, char** argv) {
 
   // Negative control 1: a script error must reach the console check.
   const fs::path bad_script = work / "control-console.html";
-  Write(bad_script, "<!DOCTYPE html><html><body><p>control</p><script>"
-                    "no_such_function();</script></body></html>\n");
+  Write(bad_script,
+        "<!DOCTYPE html><html><body><p>control</p><script>"
+        "no_such_function();</script></body></html>\n");
   if (ConsoleMessages(Load(chromium, bad_script, work, "control-console").log).empty()) {
-    fail("negative control: a page with a script error logged no console message, so the "
-         "console check cannot fail");
+    fail(
+        "negative control: a page with a script error logged no console message, so the "
+        "console check cannot fail");
   }
   // Negative control 2: a chart without points must be flagged in the browser's DOM.
   std::string stripped = source;

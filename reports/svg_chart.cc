@@ -8,8 +8,8 @@
 namespace lnv::report {
 namespace {
 
-constexpr double kW = 520;      // viewBox width
-constexpr double kLeft = 66;    // plot area
+constexpr double kW = 520;    // viewBox width
+constexpr double kLeft = 66;  // plot area
 constexpr double kRight = 24;
 constexpr double kTop = 30;
 constexpr double kPlotH = 210;
@@ -69,9 +69,8 @@ Mapped MapAxis(const ChartAxis& a, const std::vector<double>& values, bool inclu
       hi = lo + 1;
       lo -= 1;
     }
-    m.step = a.scale == Scale::kLog2Exponent
-                 ? std::max(1.0, NiceStep(hi - lo, 7))
-                 : NiceStep(hi - lo, 6);
+    m.step = a.scale == Scale::kLog2Exponent ? std::max(1.0, NiceStep(hi - lo, 7))
+                                             : NiceStep(hi - lo, 6);
     if (!a.fixed) {
       lo = std::floor(lo / m.step) * m.step;
       hi = std::ceil(hi / m.step) * m.step;
@@ -95,8 +94,8 @@ std::string TickLabel(const Mapped& m, double t) {
 std::string MarkerSvg(Marker mk, double x, double y, const std::string& color, bool hollow,
                       const std::string& cls, const std::string& tip) {
   const std::string fill = hollow ? "#fff" : color;
-  const std::string common = " class=\"" + cls + "\" fill=\"" + fill + "\" stroke=\"" + color +
-                             "\" stroke-width=\"1.2\"";
+  const std::string common =
+      " class=\"" + cls + "\" fill=\"" + fill + "\" stroke=\"" + color + "\" stroke-width=\"1.2\"";
   const std::string t = tip.empty() ? "" : "<title>" + HtmlEscape(tip) + "</title>";
   const double s = 3.4;
   switch (mk) {
@@ -133,12 +132,23 @@ std::string HtmlEscape(const std::string& s) {
   o.reserve(s.size());
   for (char ch : s) {
     switch (ch) {
-      case '&': o += "&amp;"; break;
-      case '<': o += "&lt;"; break;
-      case '>': o += "&gt;"; break;
-      case '"': o += "&quot;"; break;
-      case '\'': o += "&#39;"; break;
-      default: o += ch;
+      case '&':
+        o += "&amp;";
+        break;
+      case '<':
+        o += "&lt;";
+        break;
+      case '>':
+        o += "&gt;";
+        break;
+      case '"':
+        o += "&quot;";
+        break;
+      case '\'':
+        o += "&#39;";
+        break;
+      default:
+        o += ch;
     }
   }
   return o;
@@ -227,9 +237,8 @@ std::string RenderChart(const Chart& c) {
 
   std::string o;
   o += "<figure class=\"chart\" id=\"" + HtmlEscape(c.id) + "\">";
-  o += "<svg viewBox=\"0 0 " + F(kW) + " " + F(height) +
-       "\" role=\"img\" aria-labelledby=\"" + HtmlEscape(c.id) + "-t " + HtmlEscape(c.id) +
-       "-d\">";
+  o += "<svg viewBox=\"0 0 " + F(kW) + " " + F(height) + "\" role=\"img\" aria-labelledby=\"" +
+       HtmlEscape(c.id) + "-t " + HtmlEscape(c.id) + "-d\">";
   o += "<title id=\"" + HtmlEscape(c.id) + "-t\">" + HtmlEscape(c.title) + "</title>";
   o += "<desc id=\"" + HtmlEscape(c.id) + "-d\">" + HtmlEscape(c.description) + "</desc>";
   o += "<text class=\"ct\" x=\"" + F(kW / 2) + "\" y=\"16\" text-anchor=\"middle\">" +
@@ -251,8 +260,8 @@ std::string RenderChart(const Chart& c) {
   }
   for (const auto& [t, label] : xticks) {
     const double x = px((t - mx.lo) / (mx.hi - mx.lo));
-    o += "<line class=\"grid\" x1=\"" + F(x) + "\" y1=\"" + F(kTop) + "\" x2=\"" + F(x) + "\" y2=\"" +
-         F(y0) + "\"/>";
+    o += "<line class=\"grid\" x1=\"" + F(x) + "\" y1=\"" + F(kTop) + "\" x2=\"" + F(x) +
+         "\" y2=\"" + F(y0) + "\"/>";
     o += "<text x=\"" + F(x) + "\" y=\"" + F(y0 + 14) + "\" text-anchor=\"middle\">" +
          HtmlEscape(label) + "</text>";
   }
@@ -288,17 +297,24 @@ std::string RenderChart(const Chart& c) {
     if (!s.line) continue;
     std::vector<const ChartPoint*> pts;
     for (const ChartPoint& p : s.points) pts.push_back(&p);
-    std::stable_sort(pts.begin(), pts.end(),
-                     [](const ChartPoint* a, const ChartPoint* b) { return a->x < b->x; });
+    std::stable_sort(pts.begin(), pts.end(), [](const ChartPoint* a, const ChartPoint* b) {
+      return a->group != b->group ? a->group < b->group : a->x < b->x;
+    });
     std::string seg;
+    int group = pts.empty() ? 0 : pts.front()->group;
     auto flush = [&] {
       if (seg.find(' ') != std::string::npos) {
-        o += "<polyline class=\"ln\" fill=\"none\" stroke=\"" + s.color + "\" stroke-width=\"1.6\"" +
-             (s.dashed ? " stroke-dasharray=\"5 3\"" : "") + " points=\"" + seg + "\"/>";
+        o += "<polyline class=\"ln\" fill=\"none\" stroke=\"" + s.color +
+             "\" stroke-width=\"1.6\"" + (s.dashed ? " stroke-dasharray=\"5 3\"" : "") +
+             " points=\"" + seg + "\"/>";
       }
       seg.clear();
     };
     for (const ChartPoint* p : pts) {
+      if (p->group != group) {
+        flush();
+        group = p->group;
+      }
       if (!mx.Valid(p->x) || !my.Valid(p->y)) {
         flush();
         continue;

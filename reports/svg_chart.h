@@ -38,16 +38,18 @@ enum class Marker { kCircle, kSquare, kTriangle, kDiamond, kCross, kPlus, kNone 
 struct ChartPoint {
   double x = 0.0, y = 0.0;
   std::string tip;  // tooltip text
+  int group = 0;    // a line connects only the points of one group (e.g. one case's rows)
 };
 
 struct ChartSeries {
   std::string name;
   std::string color = kPalette[0];
   Marker marker = Marker::kCircle;
-  bool line = false;    // connect the points in x order
+  bool line = false;  // connect the points of each group in x order
   bool dashed = false;
   bool hollow = false;
-  bool bars = false;    // a bar from the axis floor up to y, bar_width wide, centred on x + bar_offset
+  bool bars =
+      false;  // a bar from the axis floor up to y, bar_width wide, centred on x + bar_offset
   double bar_width = 0.8, bar_offset = 0.0;
   std::vector<ChartPoint> points;
 };
@@ -63,8 +65,8 @@ struct ChartBand {  // a shaded x range, e.g. "outside the claimed range"
 };
 
 struct Chart {
-  std::string id;     // unique in the page
-  std::string title;  // shown and in <title>
+  std::string id;           // unique in the page
+  std::string title;        // shown and in <title>
   std::string description;  // <desc> and the caption
   ChartAxis x, y;
   std::vector<ChartSeries> series;

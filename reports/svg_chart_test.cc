@@ -51,6 +51,13 @@ TEST(RenderChart, ValuesALogAxisCannotShowAreDrawnOnItsEdgeNotDropped) {
   EXPECT_NE(svg.find("off the axis"), std::string::npos);  // and the legend says so
 }
 
+TEST(RenderChart, ALineConnectsOnlyThePointsOfOneGroup) {
+  Chart c = TwoSeries();
+  c.series[1].points[2].group = 1;  // a third point in a group of its own: no line to it
+  c.series[1].points.push_back({1000, 1000, "", 1});
+  EXPECT_EQ(Count(RenderChart(c), "<polyline class=\"ln\""), 2);
+}
+
 TEST(RenderChart, TextIsEscaped) {
   Chart c = TwoSeries();
   c.title = "<script>&";

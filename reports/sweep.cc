@@ -74,7 +74,8 @@ void Merge(const CaseMeasure& m, const PlanItem& item, std::int32_t item_index,
   if (!IsFailure(m.verdict)) return;
   for (auto& [idx, prev] : *worst_failure_by_family) {
     if (plan[idx].family != item.family) continue;
-    if (m.verdict > prev.verdict || (m.verdict == prev.verdict && FindingKey(m) > FindingKey(prev))) {
+    if (m.verdict > prev.verdict ||
+        (m.verdict == prev.verdict && FindingKey(m) > FindingKey(prev))) {
       idx = item_index;
       prev = m;
     }
@@ -251,7 +252,8 @@ SweepResult RunSweep(const SweepOptions& opt) {
   result.shapes.assign(plan.size(), {0, 0});
   for (std::size_t u = 0; u < units.size(); ++u) {
     const Group& g = groups[units[u].group];
-    if (!measures[u].empty()) result.shapes[units[u].item] = {measures[u][0].d, measures[u][0].rows};
+    if (!measures[u].empty())
+      result.shapes[units[u].item] = {measures[u][0].d, measures[u][0].rows};
     for (std::size_t m = 0; m < g.members.size(); ++m) {
       const std::size_t k = g.members[m];
       Merge(measures[u][m], plan[units[u].item], units[u].item, &failures[k], plan,
@@ -278,7 +280,8 @@ SweepResult RunSweep(const SweepOptions& opt) {
   }
   result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   if (opt.progress) {
-    opt.progress(1.0, static_cast<std::int64_t>(units.size()), static_cast<std::int64_t>(units.size()));
+    opt.progress(1.0, static_cast<std::int64_t>(units.size()),
+                 static_cast<std::int64_t>(units.size()));
   }
   return result;
 }

@@ -34,8 +34,8 @@ struct OutputSummary {
   std::int32_t worst_item = -1;        // its case (plan item)
   std::int64_t worst_row = -1;
   UlpHistogram hist;
-  std::vector<RowPoint> points;        // y and dx: per-row points of the charted cases
-  std::string worst_case_file;         // filled by WriteCaseFiles
+  std::vector<RowPoint> points;  // y and dx: per-row points of the charted cases
+  std::string worst_case_file;   // filled by WriteCaseFiles
 };
 
 // A broken claim (or a caught negative control): the worst case of one
@@ -43,11 +43,11 @@ struct OutputSummary {
 struct Finding {
   std::int32_t item = -1;
   std::int64_t d = 0, rows = 0;  // the case's shape
-  Output output = Output::kY;  // the output that decides the verdict
+  Output output = Output::kY;    // the output that decides the verdict
   Verdict verdict = Verdict::kPass;
   std::optional<ElementResult> worst;
   std::int64_t worst_row = -1;
-  std::string summary;  // per output: max ulp, bound use, verdict
+  std::string summary;                 // per output: max ulp, bound use, verdict
   double kappa = 0.0, log2_mag = 0.0;  // of the worst row; NaN for column outputs
   std::string case_file, replay;       // filled by WriteCaseFiles
 };
@@ -55,10 +55,10 @@ struct Finding {
 struct KernelReport {
   ImplInfo info;
   std::int64_t cases = 0;
-  std::int64_t kernel_errors = 0;  // cases where a call returned non-zero
-  std::string first_error;         // the first such message
-  Verdict verdict = Verdict::kPass;  // worst over the cases
-  std::array<OutputSummary, 6> outputs;  // indexed by Output
+  std::int64_t kernel_errors = 0;                          // cases where a call returned non-zero
+  std::string first_error;                                 // the first such message
+  Verdict verdict = Verdict::kPass;                        // worst over the cases
+  std::array<OutputSummary, 6> outputs;                    // indexed by Output
   std::map<std::int64_t, std::array<double, 6>> use_by_d;  // d sweep: max bound use per output
   std::vector<Finding> findings;  // in plan order of the families' first failures
 };
@@ -80,8 +80,8 @@ struct SweepOptions {
 struct SweepResult {
   std::vector<PlanItem> plan;
   std::vector<std::pair<std::int64_t, std::int64_t>> shapes;  // per plan item: the case's d, rows
-  std::vector<KernelReport> kernels;  // in the order of SweepOptions::impls
-  std::int64_t cases_judged = 0;      // kernel x case judgements
+  std::vector<KernelReport> kernels;                          // in the order of SweepOptions::impls
+  std::int64_t cases_judged = 0;                              // kernel x case judgements
   double seconds = 0.0;
 };
 

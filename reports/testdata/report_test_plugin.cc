@@ -37,8 +37,8 @@ int Good(const lnv_forward_args* a) { return Forward(a, false); }
 int Broken(const lnv_forward_args* a) { return Forward(a, true); }
 
 const lnv_kernel kKernels[] = {
-    {sizeof(lnv_kernel), "f32/two_pass_double/cpu", LNV_LAYER_NORM, LNV_F32, LNV_F32, LNV_F32, &Good,
-     nullptr},
+    {sizeof(lnv_kernel), "f32/two_pass_double/cpu", LNV_LAYER_NORM, LNV_F32, LNV_F32, LNV_F32,
+     &Good, nullptr},
     {sizeof(lnv_kernel), "f32/mean_off_by_one/cpu", LNV_LAYER_NORM, LNV_F32, LNV_F32, LNV_F32,
      &Broken, nullptr},
 };

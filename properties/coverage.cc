@@ -31,7 +31,7 @@ std::string Coverage::Summary() const {
     for (const auto& [bucket, n] : buckets) os << "  " << bucket << " " << n;
     os << "\n";
   }
-  os << "  kernels judged (cases):";
+  os << "  kernels judged (runs):";
   for (const auto& [kernel, n] : judged_) os << "  " << kernel << " " << n;
   os << "\n";
   for (const auto& [kernel, reason] : skipped_) os << "  skipped " << kernel << ": " << reason << "\n";

@@ -125,6 +125,7 @@ int main(int argc, char** argv) {
               << std::flush;
   }
   int n = static_cast<int>(args.size());
+  args.push_back(nullptr);  // argv[argc] == nullptr: GoogleTest moves it when it removes its flags
   ::testing::InitGoogleTest(&n, args.data());
   ::testing::UnitTest::GetInstance()->listeners().Append(new CoveragePrinter);
   return RUN_ALL_TESTS() == 0 ? 0 : 1;

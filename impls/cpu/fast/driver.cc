@@ -1,12 +1,12 @@
 #include "impls/cpu/fast/driver.h"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <cstring>
 #include <limits>
 #include <new>
 #include <vector>
-
-#include <unistd.h>
 
 #ifdef _OPENMP
 #include <omp.h>

@@ -182,8 +182,9 @@ TEST(FastKernels, AreRegisteredForEveryTargetTheCpuSupportsAndEveryDtype) {
 // (8 steps) size, where the tails and partial blocks are.
 TEST(FastKernels, MeetTheirBoundOnEveryRowLengthAroundTheVectorAndBlockSizes) {
   const std::vector<ImplInfo> impls = FastImpls();
-  for (const std::int64_t d : {1, 2, 3, 5, 7, 8, 9, 15, 16, 17, 31, 33, 63, 64, 65, 127, 129, 255,
-                               257, 511, 512, 513, 1023, 1025, 2047, 2049, 4097}) {
+  for (const std::int64_t d :
+       {1,  2,   3,   5,   7,   8,   9,   15,  16,   17,   31,   33,   63,  64,
+        65, 127, 129, 255, 257, 511, 512, 513, 1023, 1025, 2047, 2049, 4097}) {
     for (const Norm norm : {Norm::kLayerNorm, Norm::kRmsNorm}) {
       for (const DType dtype : kFastDTypes) {
         const Case c = FamilyCase("large_mean", norm, dtype, d, 3, static_cast<std::uint64_t>(d));
@@ -210,16 +211,16 @@ Case OverflowingRows(Norm norm, std::int64_t d) {
   std::uniform_real_distribution<double> u(-1, 1);
   const auto fit = [](double v) { return RoundToFormat(v, kBinary32); };
   std::vector<std::vector<double>> rows;
-  rows.push_back(std::vector<double>(d, fit(max)));              // constant: sigma = 0
-  rows.emplace_back();                                           // spread over the full range
+  rows.push_back(std::vector<double>(d, fit(max)));  // constant: sigma = 0
+  rows.emplace_back();                               // spread over the full range
   for (std::int64_t i = 0; i < d; ++i) rows.back().push_back(fit(max * u(rng)));
-  rows.emplace_back();                                           // huge mean, spread 2^100
+  rows.emplace_back();  // huge mean, spread 2^100
   for (std::int64_t i = 0; i < d; ++i) rows.back().push_back(fit(0x1p126 + 0x1p100 * u(rng)));
-  rows.emplace_back();                                           // huge and subnormal together
+  rows.emplace_back();  // huge and subnormal together
   for (std::int64_t i = 0; i < d; ++i) {
     rows.back().push_back(fit(i % 2 ? 0x1p120 * u(rng) : 0x1p-140 * u(rng)));
   }
-  rows.emplace_back();                                           // +-max alternating
+  rows.emplace_back();  // +-max alternating
   for (std::int64_t i = 0; i < d; ++i) rows.back().push_back(fit(i % 2 ? max : -max));
   for (const auto& r : rows) c.x.insert(c.x.end(), r.begin(), r.end());
   c.rows = static_cast<std::int64_t>(rows.size());
@@ -451,8 +452,8 @@ TEST(FastKernels, MeetTheirBoundWhereRstdIsSubnormal) {
       c.norm = impl.norm;
       c.eps = static_cast<double>(1e-5f);
       c.rows = 1;
-      const double m = RoundToFormat(std::ldexp(1 + (rng() % (1 << 20)) / 0x1p20, 126 + k % 2),
-                                     kBinary32);
+      const double m =
+          RoundToFormat(std::ldexp(1 + (rng() % (1 << 20)) / 0x1p20, 126 + k % 2), kBinary32);
       if (!std::isfinite(m)) continue;
       if (k % 3 == 0) {
         c.x = {m};  // RMSNorm: rstd = 1/|x|; LayerNorm: sigma = 0

@@ -8,7 +8,6 @@
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "impls/cpu/fast/fast_layer_norm.cc"
 #include <hwy/foreach_target.h>  // IWYU pragma: keep
-
 #include <hwy/highway.h>
 
 #include "impls/cpu/fast/driver.h"
@@ -36,18 +35,23 @@ HWY_NOINLINE RowStats LayerNormStatsRescaled(DF df, const T* HWY_RESTRICT x, std
   const VF vscale = hn::Set(df, scale);
   const float n = static_cast<float>(d);
   float sum = 0.f;
-  TreeSums<1>(df, d, [&](std::int64_t i, std::int64_t m, VF* t) LNV_INLINE_LAMBDA {
-    t[0] = hn::Mul(LoadAt(df, x, i, m), vscale);
-  }, &sum);
+  TreeSums<1>(
+      df, d,
+      [&](std::int64_t i, std::int64_t m, VF* t)
+          LNV_INLINE_LAMBDA { t[0] = hn::Mul(LoadAt(df, x, i, m), vscale); },
+      &sum);
   // |mean| <= max|x|: a rounded sum / d can overshoot it only toward error.
   const float bound = max_abs * scale;
   const float mean_s = std::clamp(sum / n, -bound, bound);
   const VF vmean = hn::Set(df, mean_s);
   float m2 = 0.f;
-  TreeSums<1>(df, d, [&](std::int64_t i, std::int64_t m, VF* t) LNV_INLINE_LAMBDA {
-    const VF dev = hn::Sub(hn::Mul(LoadAt(df, x, i, m), vscale), vmean);
-    t[0] = KeepFirst(df, hn::Mul(dev, dev), m);
-  }, &m2);
+  TreeSums<1>(
+      df, d,
+      [&](std::int64_t i, std::int64_t m, VF* t) LNV_INLINE_LAMBDA {
+        const VF dev = hn::Sub(hn::Mul(LoadAt(df, x, i, m), vscale), vmean);
+        t[0] = KeepFirst(df, hn::Mul(dev, dev), m);
+      },
+      &m2);
   st.scale = scale;
   st.mean_s = mean_s;
   st.rstd_s = ScaledRstd(m2 / n, eps, scale);
@@ -63,17 +67,21 @@ HWY_INLINE RowStats LayerNormStats(DF df, const T* HWY_RESTRICT x, std::int64_t 
                                    const T* next = nullptr) {
   const float n = static_cast<float>(d);
   float sum = 0.f;
-  TreeSums<1>(df, d, [&](std::int64_t i, std::int64_t m, VF* t) LNV_INLINE_LAMBDA {
-    t[0] = LoadAt(df, x, i, m);
-  }, &sum);
+  TreeSums<1>(
+      df, d,
+      [&](std::int64_t i, std::int64_t m, VF* t) LNV_INLINE_LAMBDA { t[0] = LoadAt(df, x, i, m); },
+      &sum);
   const float mean = sum / n;
   const VF vmean = hn::Set(df, mean);
   float m2 = 0.f;
-  TreeSums<1>(df, d, [&](std::int64_t i, std::int64_t m, VF* t) LNV_INLINE_LAMBDA {
-    if (next != nullptr) PrefetchToL2(next + i);
-    const VF dev = hn::Sub(LoadAt(df, x, i, m), vmean);
-    t[0] = KeepFirst(df, hn::Mul(dev, dev), m);
-  }, &m2);
+  TreeSums<1>(
+      df, d,
+      [&](std::int64_t i, std::int64_t m, VF* t) LNV_INLINE_LAMBDA {
+        if (next != nullptr) PrefetchToL2(next + i);
+        const VF dev = hn::Sub(LoadAt(df, x, i, m), vmean);
+        t[0] = KeepFirst(df, hn::Mul(dev, dev), m);
+      },
+      &m2);
   // A finite q implies a finite m2 and mean (an infinite or NaN mean makes
   // every deviation infinite or NaN).
   const float q = m2 / n + eps;
@@ -88,8 +96,8 @@ HWY_INLINE RowStats LayerNormStats(DF df, const T* HWY_RESTRICT x, std::int64_t 
 // multiplication by s only for a rescaled row).
 template <typename T, bool kGamma, bool kBeta, bool kScaled>
 HWY_INLINE void LayerNormWriteRow(const T* HWY_RESTRICT x, const float* HWY_RESTRICT gamma,
-                                  const float* HWY_RESTRICT beta, T* HWY_RESTRICT y,
-                                  std::int64_t d, const RowStats& st, bool stream) {
+                                  const float* HWY_RESTRICT beta, T* HWY_RESTRICT y, std::int64_t d,
+                                  const RowStats& st, bool stream) {
   const DF df;
   const VF vscale = hn::Set(df, st.scale);
   const VF vmean = hn::Set(df, st.mean_s);
@@ -117,8 +125,7 @@ void LayerNormForwardRowsOf(const ForwardArgs& a, WorkQueue& queue, float* scrat
   const std::int64_t d = a.d;
   const T* x = static_cast<const T*>(a.x);
   const float* gamma = ParamsAsF32(df, static_cast<const T*>(a.gamma), d, scratch);
-  const float* beta =
-      ParamsAsF32(df, static_cast<const T*>(a.beta), d, scratch + PaddedLength(d));
+  const float* beta = ParamsAsF32(df, static_cast<const T*>(a.beta), d, scratch + PaddedLength(d));
   T* y = static_cast<T*>(a.y);
   const bool stream = UseStreamingStores(2 * a.rows * d * static_cast<std::int64_t>(sizeof(T)),
                                          d * static_cast<std::int64_t>(sizeof(T)));
@@ -178,13 +185,16 @@ HWY_NOINLINE void LayerNormBackwardRow(const T* HWY_RESTRICT x, const T* HWY_RES
     }
   };
   float sums[2] = {0.f, 0.f};
-  TreeSums<2>(df, d, [&](std::int64_t i, std::int64_t m, VF* t) LNV_INLINE_LAMBDA {
-    const VF xhat = xhat_at(i, m);
-    const VF dyv = LoadAt(df, dy, i, m);
-    const VF g = g_at(dyv, i, m);
-    t[0] = KeepFirst(df, g, m);
-    t[1] = KeepFirst(df, hn::Mul(g, xhat), m);
-  }, sums);
+  TreeSums<2>(
+      df, d,
+      [&](std::int64_t i, std::int64_t m, VF* t) LNV_INLINE_LAMBDA {
+        const VF xhat = xhat_at(i, m);
+        const VF dyv = LoadAt(df, dy, i, m);
+        const VF g = g_at(dyv, i, m);
+        t[0] = KeepFirst(df, g, m);
+        t[1] = KeepFirst(df, hn::Mul(g, xhat), m);
+      },
+      sums);
   const float n = static_cast<float>(d);
   const VF va = hn::Set(df, sums[0] / n);
   const VF vb = hn::Set(df, sums[1] / n);
@@ -268,7 +278,8 @@ void FillLayerNorm(TargetKernels* out) {
                              &LayerNormForward<hwy::float16_t>};
   out->layer_norm.backward = {&LayerNormBackward<float>, &LayerNormBackward<hwy::bfloat16_t>,
                               &LayerNormBackward<hwy::float16_t>};
-  out->layer_norm.backward_rows = {&LayerNormBackwardRows<float>, &LayerNormBackwardRows<hwy::bfloat16_t>,
+  out->layer_norm.backward_rows = {&LayerNormBackwardRows<float>,
+                                   &LayerNormBackwardRows<hwy::bfloat16_t>,
                                    &LayerNormBackwardRows<hwy::float16_t>};
 }
 
@@ -282,15 +293,22 @@ namespace lnv::fast {
 void FillLayerNormKernels(std::int64_t target, TargetKernels* out) {
   switch (target) {
 #if HWY_TARGETS & HWY_AVX3
-    case HWY_AVX3: N_AVX3::FillLayerNorm(out); return;
+    case HWY_AVX3:
+      N_AVX3::FillLayerNorm(out);
+      return;
 #endif
 #if HWY_TARGETS & HWY_AVX2
-    case HWY_AVX2: N_AVX2::FillLayerNorm(out); return;
+    case HWY_AVX2:
+      N_AVX2::FillLayerNorm(out);
+      return;
 #endif
 #if HWY_TARGETS & HWY_SCALAR
-    case HWY_SCALAR: N_SCALAR::FillLayerNorm(out); return;
+    case HWY_SCALAR:
+      N_SCALAR::FillLayerNorm(out);
+      return;
 #endif
-    default: return;
+    default:
+      return;
   }
 }
 

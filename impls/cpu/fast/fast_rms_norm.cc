@@ -8,7 +8,6 @@
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "impls/cpu/fast/fast_rms_norm.cc"
 #include <hwy/foreach_target.h>  // IWYU pragma: keep
-
 #include <hwy/highway.h>
 
 #include "impls/cpu/fast/driver.h"
@@ -21,8 +20,7 @@ namespace HWY_NAMESPACE {
 namespace {
 
 template <typename T>
-HWY_NOINLINE RowStats RmsStatsRescaled(DF df, const T* HWY_RESTRICT x, std::int64_t d,
-                                       float eps) {
+HWY_NOINLINE RowStats RmsStatsRescaled(DF df, const T* HWY_RESTRICT x, std::int64_t d, float eps) {
   RowStats st;
   if (!RowIsFinite(df, x, d)) {
     st.rstd = st.rstd_s = std::numeric_limits<float>::quiet_NaN();
@@ -31,10 +29,13 @@ HWY_NOINLINE RowStats RmsStatsRescaled(DF df, const T* HWY_RESTRICT x, std::int6
   const float scale = ForwardScale(RowMaxAbs(df, x, d));
   const VF vscale = hn::Set(df, scale);
   float ss = 0.f;
-  TreeSums<1>(df, d, [&](std::int64_t i, std::int64_t m, VF* t) LNV_INLINE_LAMBDA {
-    const VF xs = hn::Mul(LoadAt(df, x, i, m), vscale);
-    t[0] = hn::Mul(xs, xs);
-  }, &ss);
+  TreeSums<1>(
+      df, d,
+      [&](std::int64_t i, std::int64_t m, VF* t) LNV_INLINE_LAMBDA {
+        const VF xs = hn::Mul(LoadAt(df, x, i, m), vscale);
+        t[0] = hn::Mul(xs, xs);
+      },
+      &ss);
   st.scale = scale;
   st.rstd_s = ScaledRstd(ss / static_cast<float>(d), eps, scale);
   st.rstd = st.rstd_s * scale;
@@ -46,10 +47,13 @@ HWY_NOINLINE RowStats RmsStatsRescaled(DF df, const T* HWY_RESTRICT x, std::int6
 template <typename T>
 HWY_INLINE RowStats RmsStats(DF df, const T* HWY_RESTRICT x, std::int64_t d, float eps) {
   float ss = 0.f;
-  TreeSums<1>(df, d, [&](std::int64_t i, std::int64_t m, VF* t) LNV_INLINE_LAMBDA {
-    const VF v = LoadAt(df, x, i, m);
-    t[0] = hn::Mul(v, v);  // zero-padded tails square to zero
-  }, &ss);
+  TreeSums<1>(
+      df, d,
+      [&](std::int64_t i, std::int64_t m, VF* t) LNV_INLINE_LAMBDA {
+        const VF v = LoadAt(df, x, i, m);
+        t[0] = hn::Mul(v, v);  // zero-padded tails square to zero
+      },
+      &ss);
   const float q = ss / static_cast<float>(d) + eps;
   if (!std::isfinite(q)) return RmsStatsRescaled(df, x, d, eps);
   RowStats st;
@@ -118,8 +122,8 @@ void RmsForwardRows(const ForwardArgs& a, WorkQueue& queue, float* scratch) {
 // dx = rstd (g - xhat b).
 template <typename T, bool kGamma>
 HWY_NOINLINE void RmsBackwardRow(const T* HWY_RESTRICT x, const T* HWY_RESTRICT dy,
-                                 const float* HWY_RESTRICT gamma, T* HWY_RESTRICT dx, std::int64_t d,
-                                 float rstd, float* HWY_RESTRICT dgamma,
+                                 const float* HWY_RESTRICT gamma, T* HWY_RESTRICT dx,
+                                 std::int64_t d, float rstd, float* HWY_RESTRICT dgamma,
                                  const T* HWY_RESTRICT next_x, const T* HWY_RESTRICT next_dy,
                                  bool stream) {
   const DF df;
@@ -134,11 +138,14 @@ HWY_NOINLINE void RmsBackwardRow(const T* HWY_RESTRICT x, const T* HWY_RESTRICT 
     }
   };
   float b_sum = 0.f;
-  TreeSums<1>(df, d, [&](std::int64_t i, std::int64_t m, VF* t) LNV_INLINE_LAMBDA {
-    const VF xhat = hn::Mul(LoadAt(df, x, i, m), vr);
-    const VF dyv = LoadAt(df, dy, i, m);
-    t[0] = KeepFirst(df, hn::Mul(g_at(dyv, i, m), xhat), m);
-  }, &b_sum);
+  TreeSums<1>(
+      df, d,
+      [&](std::int64_t i, std::int64_t m, VF* t) LNV_INLINE_LAMBDA {
+        const VF xhat = hn::Mul(LoadAt(df, x, i, m), vr);
+        const VF dyv = LoadAt(df, dy, i, m);
+        t[0] = KeepFirst(df, hn::Mul(g_at(dyv, i, m), xhat), m);
+      },
+      &b_sum);
   const VF vb = hn::Set(df, b_sum / static_cast<float>(d));
   const auto dx_at = [&](std::int64_t i, std::int64_t m) LNV_INLINE_LAMBDA {
     if (next_x != nullptr) {  // the next row, while this one is finished from L1
@@ -176,11 +183,11 @@ void RmsBackwardRows(const BackwardArgs& a, WorkQueue& queue, const Partials& pa
       const T* next_dy = last ? nullptr : dy + (r + 1) * d;
       const float rstd = a.rstd != nullptr ? a.rstd[r] : RmsStats(df, x + r * d, d, a.eps).rstd;
       if (gamma != nullptr) {
-        RmsBackwardRow<T, true>(x + r * d, dy + r * d, gamma, dx + r * d, d, rstd, dgamma,
-                                next_x, next_dy, stream);
+        RmsBackwardRow<T, true>(x + r * d, dy + r * d, gamma, dx + r * d, d, rstd, dgamma, next_x,
+                                next_dy, stream);
       } else {
-        RmsBackwardRow<T, false>(x + r * d, dy + r * d, gamma, dx + r * d, d, rstd, dgamma,
-                                 next_x, next_dy, stream);
+        RmsBackwardRow<T, false>(x + r * d, dy + r * d, gamma, dx + r * d, d, rstd, dgamma, next_x,
+                                 next_dy, stream);
       }
     }
   }
@@ -219,15 +226,22 @@ namespace lnv::fast {
 void FillRmsNormKernels(std::int64_t target, TargetKernels* out) {
   switch (target) {
 #if HWY_TARGETS & HWY_AVX3
-    case HWY_AVX3: N_AVX3::FillRmsNorm(out); return;
+    case HWY_AVX3:
+      N_AVX3::FillRmsNorm(out);
+      return;
 #endif
 #if HWY_TARGETS & HWY_AVX2
-    case HWY_AVX2: N_AVX2::FillRmsNorm(out); return;
+    case HWY_AVX2:
+      N_AVX2::FillRmsNorm(out);
+      return;
 #endif
 #if HWY_TARGETS & HWY_SCALAR
-    case HWY_SCALAR: N_SCALAR::FillRmsNorm(out); return;
+    case HWY_SCALAR:
+      N_SCALAR::FillRmsNorm(out);
+      return;
 #endif
-    default: return;
+    default:
+      return;
   }
 }
 

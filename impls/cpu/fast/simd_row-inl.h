@@ -27,6 +27,9 @@
 #define LNV_IMPLS_CPU_FAST_SIMD_ROW_INL_H_
 #endif
 
+#include <hwy/cache_control.h>
+#include <hwy/highway.h>
+
 #include <Eigen/Core>
 #include <algorithm>
 #include <cmath>
@@ -34,9 +37,6 @@
 #include <cstring>
 #include <limits>
 #include <type_traits>
-
-#include <hwy/cache_control.h>
-#include <hwy/highway.h>
 
 #include "impls/cpu/fast/driver.h"
 #include "impls/cpu/fast/reduction_shape.h"
@@ -447,7 +447,7 @@ HWY_INLINE void TreeSums(DF df, std::int64_t d, const Term& term, float* out) {
     VF a[kAccumulators];
 #pragma GCC unroll 8
     for (std::int64_t c = 0; c < kAccumulators; ++c) a[c] = total.v[s][c];
-    // Pairwise: (a0 + a1), (a2 + a3), ..., then those pairwise, down to a0.
+      // Pairwise: (a0 + a1), (a2 + a3), ..., then those pairwise, down to a0.
 #pragma GCC unroll 8
     for (std::int64_t w = 1; w < kAccumulators; w *= 2) {
 #pragma GCC unroll 8
@@ -509,8 +509,9 @@ inline float ForwardScale(float max_abs) {
 
 // rstd in scaled units, in double (row_scaling.h).
 inline float ScaledRstd(float var_s, float eps, float scale) {
-  const double q = static_cast<double>(var_s) +
-                   static_cast<double>(eps) * static_cast<double>(scale) * static_cast<double>(scale);
+  const double q = static_cast<double>(var_s) + static_cast<double>(eps) *
+                                                    static_cast<double>(scale) *
+                                                    static_cast<double>(scale);
   return static_cast<float>(1.0 / std::sqrt(q));
 }
 

@@ -58,10 +58,14 @@ constexpr Impl kImpls[] = {Impl::kOneDnn, Impl::kFast, Impl::kTorch, Impl::kMemc
 
 const char* ImplName(Impl i) {
   switch (i) {
-    case Impl::kOneDnn: return "onednn";
-    case Impl::kFast: return "fast";
-    case Impl::kTorch: return "torch";
-    case Impl::kMemcpy: return "memcpy";
+    case Impl::kOneDnn:
+      return "onednn";
+    case Impl::kFast:
+      return "fast";
+    case Impl::kTorch:
+      return "torch";
+    case Impl::kMemcpy:
+      return "memcpy";
   }
   return "?";
 }
@@ -115,8 +119,9 @@ double Bytes(const Problem& p, bool forward) {
   const double data = static_cast<double>(p.rows * p.d) * static_cast<double>(SizeOf(p.dtype));
   const double stats = 2.0 * 4.0 * static_cast<double>(p.rows);  // mean, rstd (or variance)
   const double param = static_cast<double>(p.d) * static_cast<double>(SizeOf(p.dtype));
-  return forward ? 2 * data + stats + 2 * param    // x, gamma, beta in; y, mean, rstd out
-                 : 3 * data + stats + 3 * param;   // x, dy, mean, rstd, gamma in; dx, dgamma, dbeta out
+  return forward
+             ? 2 * data + stats + 2 * param   // x, gamma, beta in; y, mean, rstd out
+             : 3 * data + stats + 3 * param;  // x, dy, mean, rstd, gamma in; dx, dgamma, dbeta out
 }
 
 // ---- Our kernel and memcpy ----
@@ -134,11 +139,10 @@ class FastRunner : public Runner {
     dbeta_.assign(in.beta.size(), 0);
     mean_.assign(p.rows, 0.f);
     rstd_.assign(p.rows, 0.f);
-    f_ = ForwardArgs{p.rows, p.d, in.x.data(), in.gamma.data(), in.beta.data(), p.eps,
-                     y_.data(), mean_.data(), rstd_.data()};
-    b_ = BackwardArgs{p.rows,      p.d,         in.x.data(), in.gamma.data(),
-                      in.dy.data(), mean_.data(), rstd_.data(), p.eps,
-                      dx_.data(),  dgamma_.data(), dbeta_.data()};
+    f_ = ForwardArgs{p.rows, p.d,       in.x.data(),  in.gamma.data(), in.beta.data(),
+                     p.eps,  y_.data(), mean_.data(), rstd_.data()};
+    b_ = BackwardArgs{p.rows,       p.d,   in.x.data(), in.gamma.data(), in.dy.data(), mean_.data(),
+                      rstd_.data(), p.eps, dx_.data(),  dgamma_.data(),  dbeta_.data()};
     Forward();
   }
   void Forward() override {
@@ -165,8 +169,8 @@ class MemcpyRunner : public Runner {
     const std::size_t data = in.x.size();
     src_.assign(data + data / 2, 1);
     dst_.assign(data + data / 2, 0);
-    forward_bytes_ = data;                 // x -> y
-    backward_bytes_ = data + data / 2;     // 3 arrays' worth moved: 1.5 read + 1.5 written
+    forward_bytes_ = data;              // x -> y
+    backward_bytes_ = data + data / 2;  // 3 arrays' worth moved: 1.5 read + 1.5 written
   }
   void Forward() override { Copy(forward_bytes_); }
   void Backward() override { Copy(backward_bytes_); }
@@ -178,8 +182,10 @@ class MemcpyRunner : public Runner {
 #pragma omp parallel for num_threads(parts) schedule(static)
 #endif
     for (int t = 0; t < parts; ++t) {
-      const std::size_t begin = bytes * static_cast<std::size_t>(t) / static_cast<std::size_t>(parts);
-      const std::size_t end = bytes * static_cast<std::size_t>(t + 1) / static_cast<std::size_t>(parts);
+      const std::size_t begin =
+          bytes * static_cast<std::size_t>(t) / static_cast<std::size_t>(parts);
+      const std::size_t end =
+          bytes * static_cast<std::size_t>(t + 1) / static_cast<std::size_t>(parts);
       std::memcpy(dst_.data() + begin, src_.data() + begin, end - begin);
     }
   }
@@ -190,10 +196,14 @@ class MemcpyRunner : public Runner {
 
 std::unique_ptr<Runner> MakeRunner(Impl impl, const Inputs& in) {
   switch (impl) {
-    case Impl::kOneDnn: return MakeOneDnnRunner(in);
-    case Impl::kTorch: return MakeTorchRunner(in);
-    case Impl::kMemcpy: return std::make_unique<MemcpyRunner>(in);
-    case Impl::kFast: return std::make_unique<FastRunner>(in, fast::AvailableTargets().front());
+    case Impl::kOneDnn:
+      return MakeOneDnnRunner(in);
+    case Impl::kTorch:
+      return MakeTorchRunner(in);
+    case Impl::kMemcpy:
+      return std::make_unique<MemcpyRunner>(in);
+    case Impl::kFast:
+      return std::make_unique<FastRunner>(in, fast::AvailableTargets().front());
   }
   return nullptr;
 }
@@ -283,8 +293,8 @@ void PrintSummary() {
       "faster).\n\n");
   std::printf("%-4s %-5s %6s %3s | %9s %9s %9s %9s | %7s %7s %7s\n", "dir", "dtype", "d", "thr",
               "fast", "onednn", "torch", "memcpy", "fast/", "torch/", "memcpy/");
-  std::printf("%-4s %-5s %6s %3s | %9s %9s %9s %9s | %7s %7s %7s\n", "", "", "", "", "GB/s",
-              "GB/s", "GB/s", "GB/s", "oneDNN", "oneDNN", "oneDNN");
+  std::printf("%-4s %-5s %6s %3s | %9s %9s %9s %9s | %7s %7s %7s\n", "", "", "", "", "GB/s", "GB/s",
+              "GB/s", "GB/s", "oneDNN", "oneDNN", "oneDNN");
   for (const auto& [key, by_impl] : g_samples) {
     const auto& [backward, bf16, d, threads] = key;
     std::printf("%-4s %-5s %6lld %3d |", backward ? "bwd" : "fwd", bf16 ? "bf16" : "f32",

@@ -4,7 +4,6 @@
 // backward that also computes diff_scale and diff_shift. The primitives are
 // created once per problem.
 #include <oneapi/dnnl/dnnl.hpp>
-
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -16,8 +15,7 @@ namespace {
 
 class OneDnnRunner : public Runner {
  public:
-  explicit OneDnnRunner(const Inputs& in)
-      : engine_(dnnl::engine::kind::cpu, 0), stream_(engine_) {
+  explicit OneDnnRunner(const Inputs& in) : engine_(dnnl::engine::kind::cpu, 0), stream_(engine_) {
     using dt = dnnl::memory::data_type;
     using tag = dnnl::memory::format_tag;
     const Problem& p = in.p;
@@ -92,8 +90,8 @@ std::unique_ptr<Runner> MakeOneDnnRunner(const Inputs& in) {
 std::string OneDnnStatus() {
   const dnnl::version_t* v = dnnl::version();
   return "oneDNN " + std::to_string(v->major) + "." + std::to_string(v->minor) + "." +
-         std::to_string(v->patch) + " (" + (v->cpu_runtime == DNNL_RUNTIME_OMP ? "OpenMP" : "other") +
-         " runtime)";
+         std::to_string(v->patch) + " (" +
+         (v->cpu_runtime == DNNL_RUNTIME_OMP ? "OpenMP" : "other") + " runtime)";
 }
 
 }  // namespace lnv::bench

@@ -21,8 +21,8 @@ class TorchRunner : public Runner {
   explicit TorchRunner(const Inputs& in) : shape_{in.p.d}, eps_(in.p.eps) {
     const Problem& p = in.p;
     at::set_num_threads(p.threads);
-    const auto options = at::TensorOptions().dtype(p.dtype == DType::kBF16 ? at::kBFloat16
-                                                                           : at::kFloat);
+    const auto options =
+        at::TensorOptions().dtype(p.dtype == DType::kBF16 ? at::kBFloat16 : at::kFloat);
     auto* x = const_cast<unsigned char*>(in.x.data());  // from_blob takes void*; never written
     auto* dy = const_cast<unsigned char*>(in.dy.data());
     auto* gamma = const_cast<unsigned char*>(in.gamma.data());

@@ -17,10 +17,11 @@ Runs fuzz_ln (the clang `fuzz` preset, built first) with -fork=JOBS and
   2. runs every crash/timeout/oom input once and groups them by finding key
      (kernel | verdict | output | input class; sanitizer crashes by their
      summary line);
-  3. minimizes the smallest input of each group (-minimize_crash=1) and keeps
-     the result only if it still gives the same key;
+  3. minimizes the smallest input of each group (-minimize_crash=1; one input
+     often stands for several keys, e.g. one cause in several kernels) and
+     keeps the result only if it still gives all of its keys;
   4. writes each finding's case file under WORK/findings/N/ and replays it
-     with ln_check --replay;
+     with ln_check --replay (whose exit status says whether it reproduces);
   5. prints the morning summary: the distinct findings, each with its case file
      and replay command, the known (recorded) findings, and the corpus sizes.
 
@@ -36,6 +37,7 @@ Options:
   --seed N        libFuzzer's -seed (default: from the clock; always printed)
   --timeout S     per-input timeout in seconds (default 120)
   --rss-mb N      per-job RSS limit (default 4096)
+  --minimize-seconds S  time to minimize each finding's input (default 30)
   --no-known      trap on the known findings too (fuzz/known_findings.txt)
   --no-build      use the existing build/fuzz
   --help          this text
@@ -55,6 +57,7 @@ max_d=4096
 seed=""
 timeout=120
 rss_mb=4096
+minimize_s=30
 known="$root/fuzz/known_findings.txt"
 build=1
 while (($# > 0)); do
@@ -70,6 +73,8 @@ while (($# > 0)); do
     --seed) [[ $# -ge 2 && "$2" =~ ^[0-9]+$ ]] || die_usage "--seed needs an integer"; seed="$2"; shift 2 ;;
     --timeout) [[ $# -ge 2 && "$2" =~ ^[1-9][0-9]*$ ]] || die_usage "--timeout needs seconds"; timeout="$2"; shift 2 ;;
     --rss-mb) [[ $# -ge 2 && "$2" =~ ^[1-9][0-9]*$ ]] || die_usage "--rss-mb needs megabytes"; rss_mb="$2"; shift 2 ;;
+    --minimize-seconds) [[ $# -ge 2 && "$2" =~ ^[1-9][0-9]*$ ]] || die_usage "--minimize-seconds needs seconds"
+                        minimize_s="$2"; shift 2 ;;
     --no-known) known=""; shift ;;
     --no-build) build=0; shift ;;
     *) die_usage "unknown option $1" ;;
@@ -160,53 +165,68 @@ for a in "$work"/artifacts/*; do
 done
 echo "$n_artifacts crash inputs, ${#best_input[@]} distinct findings"
 
-say "minimizing one input per finding and writing its case file"
-i=0
+# One input stands for every key it is the smallest input of: minimize
+# those inputs, not one per key (a cause usually hits several kernels at once).
+declare -A keys_of_input
+for key in "${!best_input[@]}"; do
+  keys_of_input[${best_input[$key]}]+="$key"$'\n'
+done
+say "minimizing ${#keys_of_input[@]} inputs (at most ${minimize_s} s each) and writing the case files"
+declare -A case_of replay_of
+n=0
+mapfile -t reps < <(printf '%s\n' "${!keys_of_input[@]}" | sort)
+for input in "${reps[@]}"; do
+  n=$((n + 1))
+  dir="$work/findings/$n"
+  mkdir -p "$dir"
+  cp "$input" "$dir/input"
+  wanted="$(printf '%s' "${keys_of_input[$input]}" | sort -u)"
+  (cd "$dir" && LNV_FUZZ_CASES_DIR="$dir/minimize-cases" "$fuzz_ln" -minimize_crash=1 \
+    -max_total_time="$minimize_s" -timeout="$timeout" -exact_artifact_path="$dir/input.min" "$input" \
+    >"$dir/minimize.log" 2>&1) || true
+  # Keep the smaller input only if it still gives every key it stands for.
+  if [[ -f "$dir/input.min" ]]; then
+    got="$(keys_of "$dir/input.min" "$dir/check")"
+    if [[ -z "$(comm -23 <(printf '%s\n' "$wanted") <(printf '%s\n' "$got" | sort -u))" ]]; then
+      cp "$dir/input.min" "$dir/input"
+    fi
+  fi
+  keys_of "$dir/input" "$dir/run" >/dev/null
+  while IFS= read -r key; do
+    [[ -n "$key" ]] || continue
+    if [[ "$key" == crash\|* ]]; then
+      c="$(ls "$dir"/run/*__crash__*.case 2>/dev/null | head -1 || true)"
+    else
+      c="$(awk -v k="==lnv-finding== $key" '$0 == k { f = 1; next } f && /^case +\// { print $2; exit }' "$dir/run/run.log")"
+    fi
+    [[ -n "$c" && -f "$c" ]] || { replay_of[$key]="(no case file: see $dir/run/run.log)"; continue; }
+    case_of[$key]="$c"
+    if [[ "$(sed -n 's/^kernel //p' "$c")" == "-" ]]; then
+      replay_of[$key]="build/default/fuzz/fuzz_ln_replay $c"
+      continue
+    fi
+    set +e
+    "$ln_check" --replay "$c" >"$c.replay.log" 2>&1
+    rc=$?
+    set -e
+    if ((rc == 1)); then
+      verdict="reproduces: ln_check exits 1, the claim is broken"
+    elif ((rc == 0)) && grep -q 'negative_control' "$c.replay.log"; then
+      verdict="reproduces: a caught negative control, ln_check exits 0"
+    else
+      verdict="ln_check --replay exits $rc: see $c.replay.log"
+    fi
+    replay_of[$key]="build/default/harness/ln_check --replay $c   [$verdict]"
+  done <<<"$wanted"
+done
 summary_lines=()
+i=0
 mapfile -t keys < <(printf '%s\n' "${!best_input[@]}" | sort)
 for key in "${keys[@]}"; do
   [[ -n "$key" ]] || continue
   i=$((i + 1))
-  dir="$work/findings/$i"
-  mkdir -p "$dir"
-  input="${best_input[$key]}"
-  cp "$input" "$dir/input"
-  (cd "$dir" && LNV_FUZZ_CASES_DIR="$dir/minimize-cases" "$fuzz_ln" -minimize_crash=1 -max_total_time=60 \
-    -timeout="$timeout" -exact_artifact_path="$dir/input.min" "$input" >"$dir/minimize.log" 2>&1) || true
-  if [[ -f "$dir/input.min" ]] && keys_of "$dir/input.min" "$dir/check" | grep -qxF "$key"; then
-    cp "$dir/input.min" "$dir/input"
-  fi
-  keys_of "$dir/input" "$dir/run" >/dev/null
-  case_file=""
-  if [[ "$key" == crash\|* ]]; then
-    case_file="$(ls "$dir"/run/*__crash__*.case 2>/dev/null | head -1 || true)"
-  else
-    case_file="$(awk -v k="==lnv-finding== $key" '$0 == k { f = 1; next } f && /^case +\// { print $2; exit }' "$dir/run/run.log")"
-  fi
-  replay="(no case file: see $dir/run/run.log)"
-  reproduced=""
-  if [[ -n "$case_file" && -f "$case_file" ]]; then
-    cp "$case_file" "$dir/" && case_file="$dir/$(basename "$case_file")"
-    if [[ "$(sed -n 's/^kernel //p' "$case_file")" == "-" ]]; then
-      replay="build/default/fuzz/fuzz_ln_replay $case_file"
-    else
-      replay="build/default/harness/ln_check --replay $case_file"
-      set +e
-      "$ln_check" --replay "$case_file" >"$dir/replay.log" 2>&1
-      rc=$?
-      set -e
-      if ((rc == 1)); then
-        reproduced="reproduces: ln_check exits 1, the claim is broken"
-      elif ((rc == 0)) && grep -q 'negative_control' "$dir/replay.log"; then
-        reproduced="reproduces: a caught negative control, ln_check exits 0"
-      else
-        reproduced="ln_check --replay exits $rc: see $dir/replay.log"
-      fi
-    fi
-  fi
   summary_lines+=("$i. $key  (${count[$key]} inputs)")
-  summary_lines+=("   case   ${case_file:-none}")
-  summary_lines+=("   replay $replay${reproduced:+   [$reproduced]}")
+  summary_lines+=("   replay ${replay_of[$key]:-(not converted)}")
 done
 
 known_cases="$(grep -l '^note known finding:' "$work"/cases/*.case 2>/dev/null || true)"

@@ -7,7 +7,6 @@
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "impls/cpu/fast/conversions.cc"
 #include <hwy/foreach_target.h>  // IWYU pragma: keep
-
 #include <hwy/highway.h>
 
 #include "impls/cpu/fast/simd_row-inl.h"
@@ -40,19 +39,27 @@ void FromFloatRow(const float* src, void* dst, std::int64_t n) {
 
 void ToFloat(DType from, const void* src, float* dst, std::int64_t n) {
   switch (from) {
-    case DType::kF32: return ToFloatRow<float>(src, dst, n);
-    case DType::kBF16: return ToFloatRow<hwy::bfloat16_t>(src, dst, n);
-    case DType::kF16: return ToFloatRow<hwy::float16_t>(src, dst, n);
-    case DType::kF64: return;
+    case DType::kF32:
+      return ToFloatRow<float>(src, dst, n);
+    case DType::kBF16:
+      return ToFloatRow<hwy::bfloat16_t>(src, dst, n);
+    case DType::kF16:
+      return ToFloatRow<hwy::float16_t>(src, dst, n);
+    case DType::kF64:
+      return;
   }
 }
 
 void FromFloat(DType to, const float* src, void* dst, std::int64_t n) {
   switch (to) {
-    case DType::kF32: return FromFloatRow<float>(src, dst, n);
-    case DType::kBF16: return FromFloatRow<hwy::bfloat16_t>(src, dst, n);
-    case DType::kF16: return FromFloatRow<hwy::float16_t>(src, dst, n);
-    case DType::kF64: return;
+    case DType::kF32:
+      return FromFloatRow<float>(src, dst, n);
+    case DType::kBF16:
+      return FromFloatRow<hwy::bfloat16_t>(src, dst, n);
+    case DType::kF16:
+      return FromFloatRow<hwy::float16_t>(src, dst, n);
+    case DType::kF64:
+      return;
   }
 }
 
@@ -74,15 +81,22 @@ namespace lnv::fast {
 void FillConversions(std::int64_t target, TargetKernels* out) {
   switch (target) {
 #if HWY_TARGETS & HWY_AVX3
-    case HWY_AVX3: N_AVX3::FillConversion(out); return;
+    case HWY_AVX3:
+      N_AVX3::FillConversion(out);
+      return;
 #endif
 #if HWY_TARGETS & HWY_AVX2
-    case HWY_AVX2: N_AVX2::FillConversion(out); return;
+    case HWY_AVX2:
+      N_AVX2::FillConversion(out);
+      return;
 #endif
 #if HWY_TARGETS & HWY_SCALAR
-    case HWY_SCALAR: N_SCALAR::FillConversion(out); return;
+    case HWY_SCALAR:
+      N_SCALAR::FillConversion(out);
+      return;
 #endif
-    default: return;
+    default:
+      return;
   }
 }
 

@@ -2,21 +2,28 @@
 // the same for every SIMD target, kept out of the Highway translation units
 // (no OpenMP inside per-target code).
 //
-// Forward: rows are split into one contiguous range per OpenMP thread; each
-// row is computed by itself, so y, mean and rstd do not depend on the thread
-// count.
+// Work is handed out dynamically: each OpenMP thread of a call runs the row
+// kernel once, and the kernel takes items (ranges of rows) from a shared
+// WorkQueue until none is left. On a machine shared with other work a
+// descheduled thread then delays a call by one item, not by a fixed half of
+// it. Which thread computes an item never changes a bit of the result:
+//
+// Forward: items are chunks of about kChunkElements elements; each row is
+// computed by itself, so y, mean and rstd do not depend on the thread count
+// or on which thread ran it.
 //
 // Backward: dgamma and dbeta are sums over rows. The rows are cut into
-// RowBlocks(rows) contiguous blocks, a number that depends on `rows` only;
-// each block is summed serially, in row order, into its own fp32 partial
-// arrays by one thread, and the partials are merged in a fixed balanced
-// binary tree over the blocks, still in fp32, then rounded once into the
-// param dtype. So dgamma/dbeta are bitwise identical for every thread count
-// (and, like dx, deterministic). Their rounding chain is at most rows - 1,
-// which the harness's dgamma/dbeta model assumes for any order.
+// RowBlocks(rows) contiguous blocks (the items), a number that depends on
+// `rows` only; each block is summed serially, in row order, into its own fp32
+// partial arrays, and the partials are merged in a fixed balanced binary tree
+// over the blocks, still in fp32, then rounded once into the param dtype. So
+// dgamma/dbeta are bitwise identical for every thread count (and, like dx,
+// deterministic). Their rounding chain is at most rows - 1, which the
+// harness's dgamma/dbeta model assumes for any order.
 #ifndef LNV_IMPLS_CPU_FAST_DRIVER_H_
 #define LNV_IMPLS_CPU_FAST_DRIVER_H_
 
+#include <atomic>
 #include <cstdint>
 
 #include "impls/api.h"
@@ -28,14 +35,57 @@ inline constexpr int kOk = 0;
 inline constexpr int kInvalidArgs = 1;
 inline constexpr int kOutOfMemory = 2;
 
-// Rows [row_begin, row_end) of a forward call.
-using ForwardRowsFn = void (*)(const ForwardArgs& args, std::int64_t row_begin,
-                               std::int64_t row_end);
-// Rows [row_begin, row_end) of a backward call: writes dx and ADDS each row's
-// dy * xhat into dgamma[0, d) and dy into dbeta[0, d) (fp32 partials of
-// PaddedLength(d) floats, zeroed by the caller; nullptr when not wanted).
-using BackwardRowsFn = void (*)(const BackwardArgs& args, std::int64_t row_begin,
-                                std::int64_t row_end, float* dgamma, float* dbeta);
+// Item `index` covers rows [row_begin, row_end).
+struct WorkItem {
+  std::int64_t index = 0;
+  std::int64_t row_begin = 0;
+  std::int64_t row_end = 0;
+};
+
+// `items` near-equal contiguous ranges of `rows` rows, each handed out once.
+class WorkQueue {
+ public:
+  WorkQueue(std::int64_t rows, std::int64_t items) : rows_(rows), items_(items) {}
+  WorkQueue(const WorkQueue&) = delete;
+  WorkQueue& operator=(const WorkQueue&) = delete;
+
+  // False when every item has been taken. Safe from any thread.
+  bool Next(WorkItem* item);
+  std::int64_t items() const { return items_; }
+
+ private:
+  std::int64_t rows_;
+  std::int64_t items_;
+  std::atomic<std::int64_t> next_{0};
+};
+
+// The backward's fp32 partial sums: per item, a dgamma and a dbeta array of
+// PaddedLength(d) floats (nullptr when not wanted).
+struct Partials {
+  float* base = nullptr;
+  std::int64_t padded = 0;
+  bool dgamma = false;
+  bool dbeta = false;
+  float* Dgamma(std::int64_t item) const;
+  float* Dbeta(std::int64_t item) const;
+  // Zeroes item's arrays (the row kernel calls it before adding into them).
+  void Zero(std::int64_t item) const;
+};
+
+// One thread's share of a forward call: takes items from `queue` until it is
+// empty. `scratch` holds kParamScratchArrays * PaddedLength(d) floats for
+// this thread alone (the row kernels keep fp32 copies of gamma and beta
+// there).
+using ForwardRowsFn = void (*)(const ForwardArgs& args, WorkQueue& queue, float* scratch);
+// The same for a backward call: writes dx and ADDS each row's dy * xhat into
+// partials.Dgamma(item) and dy into partials.Dbeta(item), after zeroing them.
+using BackwardRowsFn = void (*)(const BackwardArgs& args, WorkQueue& queue,
+                                const Partials& partials, float* scratch);
+
+inline constexpr std::int64_t kParamScratchArrays = 2;
+
+// Forward items hold about this many elements (whole rows, at least one).
+inline constexpr std::int64_t kChunkElements = std::int64_t{1} << 15;
 
 // The most row blocks of a backward call: the partials take
 // 2 * RowBlocks * PaddedLength(d) floats, and the backward runs on at most
@@ -54,13 +104,23 @@ constexpr std::int64_t PaddedLength(std::int64_t d) { return (d + 15) / 16 * 16;
 // parallel region costs more than it saves).
 inline constexpr std::int64_t kMinParallelElements = 1 << 15;
 
+// Calls whose rows (inputs and outputs) take more bytes than this write
+// their outputs with streaming stores: half the last-level cache (the other
+// half is left to whatever else shares it), 16 MiB when the C library cannot
+// tell its size.
+std::int64_t StreamingFootprintBytes();
+
+// Overrides StreamingFootprintBytes() (tests: streaming small calls);
+// a negative value restores the default.
+void SetStreamingFootprintBytesForTest(std::int64_t bytes);
+
 // Checks the arguments (as the scalar kernels do: null required pointers,
 // d < 1, rows < 0, rows * d overflowing, a beta for RMSNorm), then runs
-// `rows_fn` over all rows.
+// `rows_fn` on the call's threads.
 int RunForward(const ForwardArgs* args, Norm norm, ForwardRowsFn rows_fn);
 
 // The same for the backward, then merges the partials and stores dgamma /
-// dbeta in `param_dtype`. Returns kOutOfMemory if the partials cannot be
+// dbeta in `param_dtype`. Returns kOutOfMemory if scratch memory cannot be
 // allocated.
 int RunBackward(const BackwardArgs* args, Norm norm, DType param_dtype, BackwardRowsFn rows_fn);
 

@@ -12,8 +12,9 @@ namespace lnv::fast {
 namespace {
 
 template <DType kX>
-using StorageOf = std::conditional_t<
-    kX == DType::kF32, float, std::conditional_t<kX == DType::kBF16, Eigen::bfloat16, Eigen::half>>;
+using StorageOf =
+    std::conditional_t<kX == DType::kF32, float,
+                       std::conditional_t<kX == DType::kBF16, Eigen::bfloat16, Eigen::half>>;
 
 template <typename T>
 using RowMajor = Eigen::Array<T, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;

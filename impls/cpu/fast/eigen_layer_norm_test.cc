@@ -75,11 +75,26 @@ Out RunKernel(const ImplInfo& info, const Case& c) {
   const auto or_null = [](std::vector<unsigned char>& v, const std::vector<double>& values) {
     return values.empty() ? nullptr : v.data();  // an absent gamma/beta is NULL (the ABI)
   };
-  ForwardArgs f{c.rows,  c.d, x.data(), or_null(gamma, c.gamma), or_null(beta, c.beta),
-                static_cast<float>(c.eps), y.data(), o.mean.data(), o.rstd.data()};
+  ForwardArgs f{c.rows,
+                c.d,
+                x.data(),
+                or_null(gamma, c.gamma),
+                or_null(beta, c.beta),
+                static_cast<float>(c.eps),
+                y.data(),
+                o.mean.data(),
+                o.rstd.data()};
   EXPECT_EQ(info.forward(&f), 0);
-  BackwardArgs b{c.rows, c.d, x.data(), or_null(gamma, c.gamma), dy.data(), o.mean.data(),
-                 o.rstd.data(), static_cast<float>(c.eps), dx.data(), or_null(dgamma, c.gamma),
+  BackwardArgs b{c.rows,
+                 c.d,
+                 x.data(),
+                 or_null(gamma, c.gamma),
+                 dy.data(),
+                 o.mean.data(),
+                 o.rstd.data(),
+                 static_cast<float>(c.eps),
+                 dx.data(),
+                 or_null(dgamma, c.gamma),
                  or_null(dbeta, c.beta)};
   EXPECT_EQ(info.backward(&b), 0);
   const auto back = [&](const std::vector<unsigned char>& v, std::size_t n) {

@@ -4,6 +4,7 @@
 // Negative controls: a truncating bf16 demotion, and the one Highway 1.0.3
 // itself provides, fail the same check.
 #include <gtest/gtest.h>
+#include <hwy/base.h>
 
 #include <Eigen/Core>
 #include <cmath>
@@ -13,8 +14,6 @@
 #include <random>
 #include <string>
 #include <vector>
-
-#include <hwy/base.h>
 
 #include "impls/cpu/fast/targets.h"
 #include "oracle/oracle.h"
@@ -84,8 +83,8 @@ std::vector<float> Bf16Probes() {
   std::mt19937 rng(1);
   for (std::uint32_t hi = 0; hi < 0x10000; ++hi) {
     const std::uint32_t random_low = rng() & 0xFFFFu;
-    for (const std::uint32_t lo : {0x0000u, 0x0001u, 0x7FFFu, 0x8000u, 0x8001u, 0xFFFFu,
-                                   random_low}) {
+    for (const std::uint32_t lo :
+         {0x0000u, 0x0001u, 0x7FFFu, 0x8000u, 0x8001u, 0xFFFFu, random_low}) {
       v.push_back(FromBits(hi << 16 | lo));
     }
   }
@@ -101,8 +100,9 @@ std::vector<float> F16Probes() {
   for (std::uint32_t b = 0; b < 0x7C00; ++b) {
     const float lo = static_cast<float>(Eigen::numext::bit_cast<Eigen::half>(std::uint16_t(b)));
     const float hi =
-        b + 1 < 0x7C00 ? static_cast<float>(Eigen::numext::bit_cast<Eigen::half>(std::uint16_t(b + 1)))
-                       : 65536.f;  // the next step above the largest finite value
+        b + 1 < 0x7C00
+            ? static_cast<float>(Eigen::numext::bit_cast<Eigen::half>(std::uint16_t(b + 1)))
+            : 65536.f;                     // the next step above the largest finite value
     const float mid = lo + (hi - lo) / 2;  // exact: a float with one more bit
     for (const float x : {lo, mid, std::nextafter(mid, 0.f), std::nextafter(mid, 1e30f)}) {
       v.push_back(x);
@@ -113,11 +113,11 @@ std::vector<float> F16Probes() {
   for (std::uint32_t e = 0; e < 256; ++e) {
     for (int k = 0; k < 8; ++k) v.push_back(FromBits(e << 23 | (rng() & 0x807FFFFFu)));
   }
-  for (const float x : {65504.f, 65519.f, 65520.f, 65521.f, 1e30f, std::ldexp(1.f, -25),
-                        std::nextafter(std::ldexp(1.f, -25), 1.f), std::ldexp(3.f, -26),
-                        std::numeric_limits<float>::infinity(),
-                        std::numeric_limits<float>::quiet_NaN(),
-                        std::numeric_limits<float>::signaling_NaN()}) {
+  for (const float x :
+       {65504.f, 65519.f, 65520.f, 65521.f, 1e30f, std::ldexp(1.f, -25),
+        std::nextafter(std::ldexp(1.f, -25), 1.f), std::ldexp(3.f, -26),
+        std::numeric_limits<float>::infinity(), std::numeric_limits<float>::quiet_NaN(),
+        std::numeric_limits<float>::signaling_NaN()}) {
     v.push_back(x);
     v.push_back(-x);
   }

@@ -182,8 +182,9 @@ TEST(FastKernels, AreRegisteredForEveryTargetTheCpuSupportsAndEveryDtype) {
 // (8 steps) size, where the tails and partial blocks are.
 TEST(FastKernels, MeetTheirBoundOnEveryRowLengthAroundTheVectorAndBlockSizes) {
   const std::vector<ImplInfo> impls = FastImpls();
-  for (const std::int64_t d : {1, 2, 3, 5, 7, 8, 9, 15, 16, 17, 31, 33, 63, 64, 65, 127, 129, 255,
-                               257, 511, 512, 513, 1023, 1025, 2047, 2049, 4097}) {
+  for (const std::int64_t d :
+       {1,  2,   3,   5,   7,   8,   9,   15,  16,   17,   31,   33,   63,  64,
+        65, 127, 129, 255, 257, 511, 512, 513, 1023, 1025, 2047, 2049, 4097}) {
     for (const Norm norm : {Norm::kLayerNorm, Norm::kRmsNorm}) {
       for (const DType dtype : kFastDTypes) {
         const Case c = FamilyCase("large_mean", norm, dtype, d, 3, static_cast<std::uint64_t>(d));
@@ -210,16 +211,16 @@ Case OverflowingRows(Norm norm, std::int64_t d) {
   std::uniform_real_distribution<double> u(-1, 1);
   const auto fit = [](double v) { return RoundToFormat(v, kBinary32); };
   std::vector<std::vector<double>> rows;
-  rows.push_back(std::vector<double>(d, fit(max)));              // constant: sigma = 0
-  rows.emplace_back();                                           // spread over the full range
+  rows.push_back(std::vector<double>(d, fit(max)));  // constant: sigma = 0
+  rows.emplace_back();                               // spread over the full range
   for (std::int64_t i = 0; i < d; ++i) rows.back().push_back(fit(max * u(rng)));
-  rows.emplace_back();                                           // huge mean, spread 2^100
+  rows.emplace_back();  // huge mean, spread 2^100
   for (std::int64_t i = 0; i < d; ++i) rows.back().push_back(fit(0x1p126 + 0x1p100 * u(rng)));
-  rows.emplace_back();                                           // huge and subnormal together
+  rows.emplace_back();  // huge and subnormal together
   for (std::int64_t i = 0; i < d; ++i) {
     rows.back().push_back(fit(i % 2 ? 0x1p120 * u(rng) : 0x1p-140 * u(rng)));
   }
-  rows.emplace_back();                                           // +-max alternating
+  rows.emplace_back();  // +-max alternating
   for (std::int64_t i = 0; i < d; ++i) rows.back().push_back(fit(i % 2 ? max : -max));
   for (const auto& r : rows) c.x.insert(c.x.end(), r.begin(), r.end());
   c.rows = static_cast<std::int64_t>(rows.size());
@@ -417,39 +418,23 @@ TEST(FastKernels, RejectInvalidArgumentsLikeTheScalarKernels) {
   }
 }
 
-// Calls with outputs of 8 MiB or more write whole vectors with streaming
-// stores after an aligning head (simd_row-inl.h, WriteRow); smaller calls do
-// not. Both must give the same bits: the large call's rows against the same
-// rows computed in small calls, on misaligned rows of odd length.
-TEST(FastKernels, StreamingStoresOfLargeCallsGiveTheSameBitsAsSmallCalls) {
+// Calls whose rows outgrow the last-level cache write whole lines with
+// streaming stores after an aligning head (simd_row-inl.h, WriteRow); other
+// calls do not. Both must give the same bits: a call forced to stream
+// against the same rows in calls that do not, on misaligned rows of odd
+// length.
+TEST(FastKernels, StreamingStoresGiveTheSameBitsAsOrdinaryStores) {
   for (const ImplInfo& impl : FastImpls()) {
-    if (impl.x_dtype == DType::kF16) continue;  // the same store code as bf16
     const std::int64_t d = 1001;
-    const std::int64_t rows = (std::int64_t{9} << 20) / (d * SizeOf(impl.x_dtype)) + 1;
-    std::mt19937_64 rng(4);
-    std::normal_distribution<double> normal;
-    Case big;
-    big.norm = impl.norm;
-    big.d = d;
-    big.rows = rows;
-    big.eps = static_cast<double>(1e-5f);
-    const FloatFormat f = impl.x_dtype == DType::kBF16 ? kBfloat16 : kBinary32;
-    for (std::int64_t i = 0; i < rows * d; ++i) {
-      big.x.push_back(RoundToFormat(normal(rng), f));
-      big.dy.push_back(RoundToFormat(normal(rng), f));
-    }
-    const Outputs all = RunKernel(impl, big, 3);
-    for (const std::int64_t r0 : {std::int64_t{0}, rows / 2, rows - 3}) {
-      Case part = big;
-      part.rows = 3;
-      part.x.assign(big.x.begin() + r0 * d, big.x.begin() + (r0 + 3) * d);
-      part.dy.assign(big.dy.begin() + r0 * d, big.dy.begin() + (r0 + 3) * d);
-      const Outputs small = RunKernel(impl, part, 5);
-      for (std::int64_t i = 0; i < 3 * d; ++i) {
-        ASSERT_EQ(small.y.At(i), all.y.At(r0 * d + i)) << impl.name << " row " << r0 + i / d;
-        ASSERT_EQ(small.dx.At(i), all.dx.At(r0 * d + i)) << impl.name << " row " << r0 + i / d;
-      }
-    }
+    const std::int64_t rows = 24;
+    const Case c = FamilyCase("standard_normal", impl.norm, impl.x_dtype, d, rows);
+    SetStreamingFootprintBytesForTest(-1);
+    ASSERT_GT(StreamingFootprintBytes(), 3 * rows * d * 4);  // this call does not stream
+    const Outputs ordinary = RunKernel(impl, c, 3);
+    SetStreamingFootprintBytesForTest(0);  // every call with rows of >= 1 KiB streams
+    const Outputs streamed = RunKernel(impl, c, 3);
+    SetStreamingFootprintBytesForTest(-1);
+    ExpectSameBits(ordinary, streamed, impl.name);
   }
 }
 
@@ -467,8 +452,8 @@ TEST(FastKernels, MeetTheirBoundWhereRstdIsSubnormal) {
       c.norm = impl.norm;
       c.eps = static_cast<double>(1e-5f);
       c.rows = 1;
-      const double m = RoundToFormat(std::ldexp(1 + (rng() % (1 << 20)) / 0x1p20, 126 + k % 2),
-                                     kBinary32);
+      const double m =
+          RoundToFormat(std::ldexp(1 + (rng() % (1 << 20)) / 0x1p20, 126 + k % 2), kBinary32);
       if (!std::isfinite(m)) continue;
       if (k % 3 == 0) {
         c.x = {m};  // RMSNorm: rstd = 1/|x|; LayerNorm: sigma = 0

@@ -8,7 +8,6 @@
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "impls/cpu/fast/fast_layer_norm.cc"
 #include <hwy/foreach_target.h>  // IWYU pragma: keep
-
 #include <hwy/highway.h>
 
 #include "impls/cpu/fast/driver.h"
@@ -36,18 +35,23 @@ HWY_NOINLINE RowStats LayerNormStatsRescaled(DF df, const T* HWY_RESTRICT x, std
   const VF vscale = hn::Set(df, scale);
   const float n = static_cast<float>(d);
   float sum = 0.f;
-  TreeSums<1>(df, d, [&](std::int64_t i, std::int64_t m, VF* t) LNV_INLINE_LAMBDA {
-    t[0] = hn::Mul(LoadAt(df, x, i, m), vscale);
-  }, &sum);
+  TreeSums<1>(
+      df, d,
+      [&](std::int64_t i, std::int64_t m, VF* t)
+          LNV_INLINE_LAMBDA { t[0] = hn::Mul(LoadAt(df, x, i, m), vscale); },
+      &sum);
   // |mean| <= max|x|: a rounded sum / d can overshoot it only toward error.
   const float bound = max_abs * scale;
   const float mean_s = std::clamp(sum / n, -bound, bound);
   const VF vmean = hn::Set(df, mean_s);
   float m2 = 0.f;
-  TreeSums<1>(df, d, [&](std::int64_t i, std::int64_t m, VF* t) LNV_INLINE_LAMBDA {
-    const VF dev = hn::Sub(hn::Mul(LoadAt(df, x, i, m), vscale), vmean);
-    t[0] = KeepFirst(df, hn::Mul(dev, dev), m);
-  }, &m2);
+  TreeSums<1>(
+      df, d,
+      [&](std::int64_t i, std::int64_t m, VF* t) LNV_INLINE_LAMBDA {
+        const VF dev = hn::Sub(hn::Mul(LoadAt(df, x, i, m), vscale), vmean);
+        t[0] = KeepFirst(df, hn::Mul(dev, dev), m);
+      },
+      &m2);
   st.scale = scale;
   st.mean_s = mean_s;
   st.rstd_s = ScaledRstd(m2 / n, eps, scale);
@@ -63,17 +67,21 @@ HWY_INLINE RowStats LayerNormStats(DF df, const T* HWY_RESTRICT x, std::int64_t 
                                    const T* next = nullptr) {
   const float n = static_cast<float>(d);
   float sum = 0.f;
-  TreeSums<1>(df, d, [&](std::int64_t i, std::int64_t m, VF* t) LNV_INLINE_LAMBDA {
-    t[0] = LoadAt(df, x, i, m);
-  }, &sum);
+  TreeSums<1>(
+      df, d,
+      [&](std::int64_t i, std::int64_t m, VF* t) LNV_INLINE_LAMBDA { t[0] = LoadAt(df, x, i, m); },
+      &sum);
   const float mean = sum / n;
   const VF vmean = hn::Set(df, mean);
   float m2 = 0.f;
-  TreeSums<1>(df, d, [&](std::int64_t i, std::int64_t m, VF* t) LNV_INLINE_LAMBDA {
-    if (next != nullptr) PrefetchToL2(next + i);
-    const VF dev = hn::Sub(LoadAt(df, x, i, m), vmean);
-    t[0] = KeepFirst(df, hn::Mul(dev, dev), m);
-  }, &m2);
+  TreeSums<1>(
+      df, d,
+      [&](std::int64_t i, std::int64_t m, VF* t) LNV_INLINE_LAMBDA {
+        if (next != nullptr) PrefetchToL2(next + i);
+        const VF dev = hn::Sub(LoadAt(df, x, i, m), vmean);
+        t[0] = KeepFirst(df, hn::Mul(dev, dev), m);
+      },
+      &m2);
   // A finite q implies a finite m2 and mean (an infinite or NaN mean makes
   // every deviation infinite or NaN).
   const float q = m2 / n + eps;
@@ -84,17 +92,20 @@ HWY_INLINE RowStats LayerNormStats(DF df, const T* HWY_RESTRICT x, std::int64_t 
   return st;
 }
 
-// y = gamma * ((x s - mean_s) * rstd_s) + beta, one vector at a time.
-template <typename T, bool kGamma, bool kBeta>
-HWY_INLINE void LayerNormWriteRow(const T* HWY_RESTRICT x, const T* HWY_RESTRICT gamma,
-                                    const T* HWY_RESTRICT beta, T* HWY_RESTRICT y, std::int64_t d,
-                                    const RowStats& st, bool stream) {
+// y = gamma * ((x s - mean_s) * rstd_s) + beta, one vector at a time (the
+// multiplication by s only for a rescaled row).
+template <typename T, bool kGamma, bool kBeta, bool kScaled>
+HWY_INLINE void LayerNormWriteRow(const T* HWY_RESTRICT x, const float* HWY_RESTRICT gamma,
+                                  const float* HWY_RESTRICT beta, T* HWY_RESTRICT y, std::int64_t d,
+                                  const RowStats& st, bool stream) {
   const DF df;
   const VF vscale = hn::Set(df, st.scale);
   const VF vmean = hn::Set(df, st.mean_s);
   const VF vrstd = hn::Set(df, st.rstd_s);
   const auto at = [&](std::int64_t i, std::int64_t m) LNV_INLINE_LAMBDA {
-    const VF xhat = hn::Mul(hn::Sub(hn::Mul(LoadAt(df, x, i, m), vscale), vmean), vrstd);
+    VF xs = LoadAt(df, x, i, m);
+    if constexpr (kScaled) xs = hn::Mul(xs, vscale);
+    const VF xhat = hn::Mul(hn::Sub(xs, vmean), vrstd);
     if constexpr (kGamma && kBeta) {
       return hn::MulAdd(LoadAt(df, gamma, i, m), xhat, LoadAt(df, beta, i, m));
     } else if constexpr (kGamma) {
@@ -109,33 +120,41 @@ HWY_INLINE void LayerNormWriteRow(const T* HWY_RESTRICT x, const T* HWY_RESTRICT
 }
 
 template <typename T, bool kGamma, bool kBeta>
-void LayerNormForwardRowsOf(const ForwardArgs& a, std::int64_t row_begin, std::int64_t row_end) {
+void LayerNormForwardRowsOf(const ForwardArgs& a, WorkQueue& queue, float* scratch) {
   const DF df;
   const std::int64_t d = a.d;
   const T* x = static_cast<const T*>(a.x);
-  const T* gamma = static_cast<const T*>(a.gamma);
-  const T* beta = static_cast<const T*>(a.beta);
+  const float* gamma = ParamsAsF32(df, static_cast<const T*>(a.gamma), d, scratch);
+  const float* beta = ParamsAsF32(df, static_cast<const T*>(a.beta), d, scratch + PaddedLength(d));
   T* y = static_cast<T*>(a.y);
-  const bool stream = UseStreamingStores(a.rows * d * static_cast<std::int64_t>(sizeof(T)),
+  const bool stream = UseStreamingStores(2 * a.rows * d * static_cast<std::int64_t>(sizeof(T)),
                                          d * static_cast<std::int64_t>(sizeof(T)));
-  for (std::int64_t r = row_begin; r < row_end; ++r) {
-    const T* next = r + 1 < row_end ? x + (r + 1) * d : nullptr;
-    const RowStats st = LayerNormStats(df, x + r * d, d, a.eps, next);
-    LayerNormWriteRow<T, kGamma, kBeta>(x + r * d, gamma, beta, y + r * d, d, st, stream);
-    if (a.mean != nullptr) a.mean[r] = st.mean;
-    if (a.rstd != nullptr) a.rstd[r] = st.rstd;
+  WorkItem item;
+  while (queue.Next(&item)) {
+    for (std::int64_t r = item.row_begin; r < item.row_end; ++r) {
+      const T* next = r + 1 < item.row_end ? x + (r + 1) * d : nullptr;
+      const RowStats st = LayerNormStats(df, x + r * d, d, a.eps, next);
+      T* yr = y + r * d;
+      if (st.scale == 1.f) {
+        LayerNormWriteRow<T, kGamma, kBeta, false>(x + r * d, gamma, beta, yr, d, st, stream);
+      } else {
+        LayerNormWriteRow<T, kGamma, kBeta, true>(x + r * d, gamma, beta, yr, d, st, stream);
+      }
+      if (a.mean != nullptr) a.mean[r] = st.mean;
+      if (a.rstd != nullptr) a.rstd[r] = st.rstd;
+    }
   }
   if (stream) hwy::FlushStream();
 }
 
 template <typename T>
-void LayerNormForwardRows(const ForwardArgs& a, std::int64_t row_begin, std::int64_t row_end) {
+void LayerNormForwardRows(const ForwardArgs& a, WorkQueue& queue, float* scratch) {
   if (a.gamma != nullptr) {
-    if (a.beta != nullptr) return LayerNormForwardRowsOf<T, true, true>(a, row_begin, row_end);
-    return LayerNormForwardRowsOf<T, true, false>(a, row_begin, row_end);
+    if (a.beta != nullptr) return LayerNormForwardRowsOf<T, true, true>(a, queue, scratch);
+    return LayerNormForwardRowsOf<T, true, false>(a, queue, scratch);
   }
-  if (a.beta != nullptr) return LayerNormForwardRowsOf<T, false, true>(a, row_begin, row_end);
-  return LayerNormForwardRowsOf<T, false, false>(a, row_begin, row_end);
+  if (a.beta != nullptr) return LayerNormForwardRowsOf<T, false, true>(a, queue, scratch);
+  return LayerNormForwardRowsOf<T, false, false>(a, queue, scratch);
 }
 
 // One row of the backward: a = mean(g), b = mean(g xhat) in the tree shape
@@ -143,7 +162,7 @@ void LayerNormForwardRows(const ForwardArgs& a, std::int64_t row_begin, std::int
 // dx = rstd ((g - a) - xhat b).
 template <typename T, bool kGamma>
 HWY_NOINLINE void LayerNormBackwardRow(const T* HWY_RESTRICT x, const T* HWY_RESTRICT dy,
-                                       const T* HWY_RESTRICT gamma, T* HWY_RESTRICT dx,
+                                       const float* HWY_RESTRICT gamma, T* HWY_RESTRICT dx,
                                        std::int64_t d, float mean, float rstd,
                                        float* HWY_RESTRICT dgamma, float* HWY_RESTRICT dbeta,
                                        const T* HWY_RESTRICT next_x, const T* HWY_RESTRICT next_dy,
@@ -166,66 +185,76 @@ HWY_NOINLINE void LayerNormBackwardRow(const T* HWY_RESTRICT x, const T* HWY_RES
     }
   };
   float sums[2] = {0.f, 0.f};
-  TreeSums<2>(df, d, [&](std::int64_t i, std::int64_t m, VF* t) LNV_INLINE_LAMBDA {
-    const VF xhat = xhat_at(i, m);
-    const VF dyv = LoadAt(df, dy, i, m);
-    const VF g = g_at(dyv, i, m);
-    t[0] = KeepFirst(df, g, m);
-    t[1] = KeepFirst(df, hn::Mul(g, xhat), m);
-    // Partials are PaddedLength(d) long: whole vectors, and lanes past d
-    // only ever hold values nobody reads.
-    if (dgamma != nullptr) {
-      hn::StoreU(hn::MulAdd(dyv, xhat, hn::LoadU(df, dgamma + i)), df, dgamma + i);
-    }
-    if (dbeta != nullptr) hn::StoreU(hn::Add(hn::LoadU(df, dbeta + i), dyv), df, dbeta + i);
-  }, sums);
+  TreeSums<2>(
+      df, d,
+      [&](std::int64_t i, std::int64_t m, VF* t) LNV_INLINE_LAMBDA {
+        const VF xhat = xhat_at(i, m);
+        const VF dyv = LoadAt(df, dy, i, m);
+        const VF g = g_at(dyv, i, m);
+        t[0] = KeepFirst(df, g, m);
+        t[1] = KeepFirst(df, hn::Mul(g, xhat), m);
+      },
+      sums);
   const float n = static_cast<float>(d);
   const VF va = hn::Set(df, sums[0] / n);
   const VF vb = hn::Set(df, sums[1] / n);
   const VF vr = hn::Set(df, rstd);
+  // dx, and the row's dy * xhat and dy into the partials, in one pass over
+  // the row while it is in L1 from the pass above.
   const auto dx_at = [&](std::int64_t i, std::int64_t m) LNV_INLINE_LAMBDA {
     if (next_x != nullptr) {  // the next row, while this one is finished from L1
       PrefetchToL2(next_x + i);
       PrefetchToL2(next_dy + i);
     }
-    const VF g = g_at(LoadAt(df, dy, i, m), i, m);
-    return hn::Mul(vr, hn::NegMulAdd(xhat_at(i, m), vb, hn::Sub(g, va)));
+    const VF dyv = LoadAt(df, dy, i, m);
+    const VF xhat = xhat_at(i, m);
+    if (dgamma != nullptr) {
+      StoreAt(df, hn::MulAdd(dyv, xhat, LoadAt(df, dgamma, i, m)), dgamma, i, m);
+    }
+    if (dbeta != nullptr) StoreAt(df, hn::Add(LoadAt(df, dbeta, i, m), dyv), dbeta, i, m);
+    return hn::Mul(vr, hn::NegMulAdd(xhat, vb, hn::Sub(g_at(dyv, i, m), va)));
   };
   WriteRow(df, dx, d, stream, dx_at);
 }
 
 template <typename T>
-void LayerNormBackwardRows(const BackwardArgs& a, std::int64_t row_begin, std::int64_t row_end,
-                           float* dgamma, float* dbeta) {
+void LayerNormBackwardRows(const BackwardArgs& a, WorkQueue& queue, const Partials& partials,
+                           float* scratch) {
   const DF df;
   const std::int64_t d = a.d;
   const T* x = static_cast<const T*>(a.x);
   const T* dy = static_cast<const T*>(a.dy);
-  const T* gamma = static_cast<const T*>(a.gamma);
+  const float* gamma = ParamsAsF32(df, static_cast<const T*>(a.gamma), d, scratch);
   T* dx = static_cast<T*>(a.dx);
   const bool saved = a.mean != nullptr && a.rstd != nullptr;
-  const bool stream = UseStreamingStores(a.rows * d * static_cast<std::int64_t>(sizeof(T)),
+  const bool stream = UseStreamingStores(3 * a.rows * d * static_cast<std::int64_t>(sizeof(T)),
                                          d * static_cast<std::int64_t>(sizeof(T)));
-  for (std::int64_t r = row_begin; r < row_end; ++r) {
-    const bool last = r + 1 == row_end;
-    const T* next_x = last ? nullptr : x + (r + 1) * d;
-    const T* next_dy = last ? nullptr : dy + (r + 1) * d;
-    float mean = 0.f;
-    float rstd = 0.f;
-    if (saved) {
-      mean = a.mean[r];
-      rstd = a.rstd[r];
-    } else {  // no saved statistics: the forward's own
-      const RowStats st = LayerNormStats(df, x + r * d, d, a.eps);
-      mean = st.mean;
-      rstd = st.rstd;
-    }
-    if (gamma != nullptr) {
-      LayerNormBackwardRow<T, true>(x + r * d, dy + r * d, gamma, dx + r * d, d, mean, rstd,
-                                    dgamma, dbeta, next_x, next_dy, stream);
-    } else {
-      LayerNormBackwardRow<T, false>(x + r * d, dy + r * d, gamma, dx + r * d, d, mean, rstd,
-                                     dgamma, dbeta, next_x, next_dy, stream);
+  WorkItem item;
+  while (queue.Next(&item)) {
+    partials.Zero(item.index);
+    float* dgamma = partials.Dgamma(item.index);
+    float* dbeta = partials.Dbeta(item.index);
+    for (std::int64_t r = item.row_begin; r < item.row_end; ++r) {
+      const bool last = r + 1 == item.row_end;
+      const T* next_x = last ? nullptr : x + (r + 1) * d;
+      const T* next_dy = last ? nullptr : dy + (r + 1) * d;
+      float mean = 0.f;
+      float rstd = 0.f;
+      if (saved) {
+        mean = a.mean[r];
+        rstd = a.rstd[r];
+      } else {  // no saved statistics: the forward's own
+        const RowStats st = LayerNormStats(df, x + r * d, d, a.eps);
+        mean = st.mean;
+        rstd = st.rstd;
+      }
+      if (gamma != nullptr) {
+        LayerNormBackwardRow<T, true>(x + r * d, dy + r * d, gamma, dx + r * d, d, mean, rstd,
+                                      dgamma, dbeta, next_x, next_dy, stream);
+      } else {
+        LayerNormBackwardRow<T, false>(x + r * d, dy + r * d, gamma, dx + r * d, d, mean, rstd,
+                                       dgamma, dbeta, next_x, next_dy, stream);
+      }
     }
   }
   if (stream) hwy::FlushStream();
@@ -249,7 +278,8 @@ void FillLayerNorm(TargetKernels* out) {
                              &LayerNormForward<hwy::float16_t>};
   out->layer_norm.backward = {&LayerNormBackward<float>, &LayerNormBackward<hwy::bfloat16_t>,
                               &LayerNormBackward<hwy::float16_t>};
-  out->layer_norm.backward_rows = {&LayerNormBackwardRows<float>, &LayerNormBackwardRows<hwy::bfloat16_t>,
+  out->layer_norm.backward_rows = {&LayerNormBackwardRows<float>,
+                                   &LayerNormBackwardRows<hwy::bfloat16_t>,
                                    &LayerNormBackwardRows<hwy::float16_t>};
 }
 
@@ -263,15 +293,22 @@ namespace lnv::fast {
 void FillLayerNormKernels(std::int64_t target, TargetKernels* out) {
   switch (target) {
 #if HWY_TARGETS & HWY_AVX3
-    case HWY_AVX3: N_AVX3::FillLayerNorm(out); return;
+    case HWY_AVX3:
+      N_AVX3::FillLayerNorm(out);
+      return;
 #endif
 #if HWY_TARGETS & HWY_AVX2
-    case HWY_AVX2: N_AVX2::FillLayerNorm(out); return;
+    case HWY_AVX2:
+      N_AVX2::FillLayerNorm(out);
+      return;
 #endif
 #if HWY_TARGETS & HWY_SCALAR
-    case HWY_SCALAR: N_SCALAR::FillLayerNorm(out); return;
+    case HWY_SCALAR:
+      N_SCALAR::FillLayerNorm(out);
+      return;
 #endif
-    default: return;
+    default:
+      return;
   }
 }
 

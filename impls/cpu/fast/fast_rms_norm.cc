@@ -8,7 +8,6 @@
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "impls/cpu/fast/fast_rms_norm.cc"
 #include <hwy/foreach_target.h>  // IWYU pragma: keep
-
 #include <hwy/highway.h>
 
 #include "impls/cpu/fast/driver.h"
@@ -21,8 +20,7 @@ namespace HWY_NAMESPACE {
 namespace {
 
 template <typename T>
-HWY_NOINLINE RowStats RmsStatsRescaled(DF df, const T* HWY_RESTRICT x, std::int64_t d,
-                                       float eps) {
+HWY_NOINLINE RowStats RmsStatsRescaled(DF df, const T* HWY_RESTRICT x, std::int64_t d, float eps) {
   RowStats st;
   if (!RowIsFinite(df, x, d)) {
     st.rstd = st.rstd_s = std::numeric_limits<float>::quiet_NaN();
@@ -31,10 +29,13 @@ HWY_NOINLINE RowStats RmsStatsRescaled(DF df, const T* HWY_RESTRICT x, std::int6
   const float scale = ForwardScale(RowMaxAbs(df, x, d));
   const VF vscale = hn::Set(df, scale);
   float ss = 0.f;
-  TreeSums<1>(df, d, [&](std::int64_t i, std::int64_t m, VF* t) LNV_INLINE_LAMBDA {
-    const VF xs = hn::Mul(LoadAt(df, x, i, m), vscale);
-    t[0] = hn::Mul(xs, xs);
-  }, &ss);
+  TreeSums<1>(
+      df, d,
+      [&](std::int64_t i, std::int64_t m, VF* t) LNV_INLINE_LAMBDA {
+        const VF xs = hn::Mul(LoadAt(df, x, i, m), vscale);
+        t[0] = hn::Mul(xs, xs);
+      },
+      &ss);
   st.scale = scale;
   st.rstd_s = ScaledRstd(ss / static_cast<float>(d), eps, scale);
   st.rstd = st.rstd_s * scale;
@@ -46,10 +47,13 @@ HWY_NOINLINE RowStats RmsStatsRescaled(DF df, const T* HWY_RESTRICT x, std::int6
 template <typename T>
 HWY_INLINE RowStats RmsStats(DF df, const T* HWY_RESTRICT x, std::int64_t d, float eps) {
   float ss = 0.f;
-  TreeSums<1>(df, d, [&](std::int64_t i, std::int64_t m, VF* t) LNV_INLINE_LAMBDA {
-    const VF v = LoadAt(df, x, i, m);
-    t[0] = hn::Mul(v, v);  // zero-padded tails square to zero
-  }, &ss);
+  TreeSums<1>(
+      df, d,
+      [&](std::int64_t i, std::int64_t m, VF* t) LNV_INLINE_LAMBDA {
+        const VF v = LoadAt(df, x, i, m);
+        t[0] = hn::Mul(v, v);  // zero-padded tails square to zero
+      },
+      &ss);
   const float q = ss / static_cast<float>(d) + eps;
   if (!std::isfinite(q)) return RmsStatsRescaled(df, x, d, eps);
   RowStats st;
@@ -58,17 +62,21 @@ HWY_INLINE RowStats RmsStats(DF df, const T* HWY_RESTRICT x, std::int64_t d, flo
 }
 
 // y = gamma * ((x s) * rstd_s).
-// `next` (or nullptr): the row to prefetch while this one is written from L1.
-template <typename T, bool kGamma>
-HWY_INLINE void RmsWriteRow(const T* HWY_RESTRICT x, const T* HWY_RESTRICT gamma,
-                              T* HWY_RESTRICT y, std::int64_t d, const RowStats& st,
-                              const T* HWY_RESTRICT next, bool stream) {
+// y = gamma * ((x s) * rstd_s) (the multiplication by s only for a rescaled
+// row). `next` (or nullptr): the row to prefetch while this one is written
+// from L1.
+template <typename T, bool kGamma, bool kScaled>
+HWY_INLINE void RmsWriteRow(const T* HWY_RESTRICT x, const float* HWY_RESTRICT gamma,
+                            T* HWY_RESTRICT y, std::int64_t d, const RowStats& st,
+                            const T* HWY_RESTRICT next, bool stream) {
   const DF df;
   const VF vscale = hn::Set(df, st.scale);
   const VF vrstd = hn::Set(df, st.rstd_s);
   const auto at = [&](std::int64_t i, std::int64_t m) LNV_INLINE_LAMBDA {
     if (next != nullptr) PrefetchToL2(next + i);
-    const VF xhat = hn::Mul(hn::Mul(LoadAt(df, x, i, m), vscale), vrstd);
+    VF xs = LoadAt(df, x, i, m);
+    if constexpr (kScaled) xs = hn::Mul(xs, vscale);
+    const VF xhat = hn::Mul(xs, vrstd);
     if constexpr (kGamma) {
       return hn::Mul(LoadAt(df, gamma, i, m), xhat);
     } else {
@@ -78,26 +86,35 @@ HWY_INLINE void RmsWriteRow(const T* HWY_RESTRICT x, const T* HWY_RESTRICT gamma
   WriteRow(df, y, d, stream, at);
 }
 
-template <typename T>
-void RmsForwardRows(const ForwardArgs& a, std::int64_t row_begin, std::int64_t row_end) {
+template <typename T, bool kGamma>
+void RmsForwardRowsOf(const ForwardArgs& a, WorkQueue& queue, float* scratch) {
   const DF df;
   const std::int64_t d = a.d;
   const T* x = static_cast<const T*>(a.x);
-  const T* gamma = static_cast<const T*>(a.gamma);
+  const float* gamma = ParamsAsF32(df, static_cast<const T*>(a.gamma), d, scratch);
   T* y = static_cast<T*>(a.y);
-  const bool stream = UseStreamingStores(a.rows * d * static_cast<std::int64_t>(sizeof(T)),
+  const bool stream = UseStreamingStores(2 * a.rows * d * static_cast<std::int64_t>(sizeof(T)),
                                          d * static_cast<std::int64_t>(sizeof(T)));
-  for (std::int64_t r = row_begin; r < row_end; ++r) {
-    const T* next = r + 1 < row_end ? x + (r + 1) * d : nullptr;
-    const RowStats st = RmsStats(df, x + r * d, d, a.eps);
-    if (gamma != nullptr) {
-      RmsWriteRow<T, true>(x + r * d, gamma, y + r * d, d, st, next, stream);
-    } else {
-      RmsWriteRow<T, false>(x + r * d, gamma, y + r * d, d, st, next, stream);
+  WorkItem item;
+  while (queue.Next(&item)) {
+    for (std::int64_t r = item.row_begin; r < item.row_end; ++r) {
+      const T* next = r + 1 < item.row_end ? x + (r + 1) * d : nullptr;
+      const RowStats st = RmsStats(df, x + r * d, d, a.eps);
+      if (st.scale == 1.f) {
+        RmsWriteRow<T, kGamma, false>(x + r * d, gamma, y + r * d, d, st, next, stream);
+      } else {
+        RmsWriteRow<T, kGamma, true>(x + r * d, gamma, y + r * d, d, st, next, stream);
+      }
+      if (a.rstd != nullptr) a.rstd[r] = st.rstd;
     }
-    if (a.rstd != nullptr) a.rstd[r] = st.rstd;
   }
   if (stream) hwy::FlushStream();
+}
+
+template <typename T>
+void RmsForwardRows(const ForwardArgs& a, WorkQueue& queue, float* scratch) {
+  if (a.gamma != nullptr) return RmsForwardRowsOf<T, true>(a, queue, scratch);
+  return RmsForwardRowsOf<T, false>(a, queue, scratch);
 }
 
 // One row of the backward: b = mean(g xhat), xhat = x rstd (a product of two
@@ -105,8 +122,8 @@ void RmsForwardRows(const ForwardArgs& a, std::int64_t row_begin, std::int64_t r
 // dx = rstd (g - xhat b).
 template <typename T, bool kGamma>
 HWY_NOINLINE void RmsBackwardRow(const T* HWY_RESTRICT x, const T* HWY_RESTRICT dy,
-                                 const T* HWY_RESTRICT gamma, T* HWY_RESTRICT dx, std::int64_t d,
-                                 float rstd, float* HWY_RESTRICT dgamma,
+                                 const float* HWY_RESTRICT gamma, T* HWY_RESTRICT dx,
+                                 std::int64_t d, float rstd, float* HWY_RESTRICT dgamma,
                                  const T* HWY_RESTRICT next_x, const T* HWY_RESTRICT next_dy,
                                  bool stream) {
   const DF df;
@@ -121,14 +138,14 @@ HWY_NOINLINE void RmsBackwardRow(const T* HWY_RESTRICT x, const T* HWY_RESTRICT 
     }
   };
   float b_sum = 0.f;
-  TreeSums<1>(df, d, [&](std::int64_t i, std::int64_t m, VF* t) LNV_INLINE_LAMBDA {
-    const VF xhat = hn::Mul(LoadAt(df, x, i, m), vr);
-    const VF dyv = LoadAt(df, dy, i, m);
-    t[0] = KeepFirst(df, hn::Mul(g_at(dyv, i, m), xhat), m);
-    if (dgamma != nullptr) {  // PaddedLength(d) partials: whole vectors
-      hn::StoreU(hn::MulAdd(dyv, xhat, hn::LoadU(df, dgamma + i)), df, dgamma + i);
-    }
-  }, &b_sum);
+  TreeSums<1>(
+      df, d,
+      [&](std::int64_t i, std::int64_t m, VF* t) LNV_INLINE_LAMBDA {
+        const VF xhat = hn::Mul(LoadAt(df, x, i, m), vr);
+        const VF dyv = LoadAt(df, dy, i, m);
+        t[0] = KeepFirst(df, hn::Mul(g_at(dyv, i, m), xhat), m);
+      },
+      &b_sum);
   const VF vb = hn::Set(df, b_sum / static_cast<float>(d));
   const auto dx_at = [&](std::int64_t i, std::int64_t m) LNV_INLINE_LAMBDA {
     if (next_x != nullptr) {  // the next row, while this one is finished from L1
@@ -136,34 +153,42 @@ HWY_NOINLINE void RmsBackwardRow(const T* HWY_RESTRICT x, const T* HWY_RESTRICT 
       PrefetchToL2(next_dy + i);
     }
     const VF xhat = hn::Mul(LoadAt(df, x, i, m), vr);
-    const VF g = g_at(LoadAt(df, dy, i, m), i, m);
-    return hn::Mul(vr, hn::NegMulAdd(xhat, vb, g));
+    const VF dyv = LoadAt(df, dy, i, m);
+    if (dgamma != nullptr) {  // the row's dy * xhat into the partials, in the same pass
+      StoreAt(df, hn::MulAdd(dyv, xhat, LoadAt(df, dgamma, i, m)), dgamma, i, m);
+    }
+    return hn::Mul(vr, hn::NegMulAdd(xhat, vb, g_at(dyv, i, m)));
   };
   WriteRow(df, dx, d, stream, dx_at);
 }
 
 template <typename T>
-void RmsBackwardRows(const BackwardArgs& a, std::int64_t row_begin, std::int64_t row_end,
-                     float* dgamma, float* /*dbeta: none for RMSNorm*/) {
+void RmsBackwardRows(const BackwardArgs& a, WorkQueue& queue, const Partials& partials,
+                     float* scratch) {
   const DF df;
   const std::int64_t d = a.d;
   const T* x = static_cast<const T*>(a.x);
   const T* dy = static_cast<const T*>(a.dy);
-  const T* gamma = static_cast<const T*>(a.gamma);
+  const float* gamma = ParamsAsF32(df, static_cast<const T*>(a.gamma), d, scratch);
   T* dx = static_cast<T*>(a.dx);
-  const bool stream = UseStreamingStores(a.rows * d * static_cast<std::int64_t>(sizeof(T)),
+  const bool stream = UseStreamingStores(3 * a.rows * d * static_cast<std::int64_t>(sizeof(T)),
                                          d * static_cast<std::int64_t>(sizeof(T)));
-  for (std::int64_t r = row_begin; r < row_end; ++r) {
-    const bool last = r + 1 == row_end;
-    const T* next_x = last ? nullptr : x + (r + 1) * d;
-    const T* next_dy = last ? nullptr : dy + (r + 1) * d;
-    const float rstd = a.rstd != nullptr ? a.rstd[r] : RmsStats(df, x + r * d, d, a.eps).rstd;
-    if (gamma != nullptr) {
-      RmsBackwardRow<T, true>(x + r * d, dy + r * d, gamma, dx + r * d, d, rstd, dgamma, next_x,
-                              next_dy, stream);
-    } else {
-      RmsBackwardRow<T, false>(x + r * d, dy + r * d, gamma, dx + r * d, d, rstd, dgamma, next_x,
-                               next_dy, stream);
+  WorkItem item;
+  while (queue.Next(&item)) {
+    partials.Zero(item.index);
+    float* dgamma = partials.Dgamma(item.index);  // no dbeta for RMSNorm
+    for (std::int64_t r = item.row_begin; r < item.row_end; ++r) {
+      const bool last = r + 1 == item.row_end;
+      const T* next_x = last ? nullptr : x + (r + 1) * d;
+      const T* next_dy = last ? nullptr : dy + (r + 1) * d;
+      const float rstd = a.rstd != nullptr ? a.rstd[r] : RmsStats(df, x + r * d, d, a.eps).rstd;
+      if (gamma != nullptr) {
+        RmsBackwardRow<T, true>(x + r * d, dy + r * d, gamma, dx + r * d, d, rstd, dgamma, next_x,
+                                next_dy, stream);
+      } else {
+        RmsBackwardRow<T, false>(x + r * d, dy + r * d, gamma, dx + r * d, d, rstd, dgamma, next_x,
+                                 next_dy, stream);
+      }
     }
   }
   if (stream) hwy::FlushStream();
@@ -201,15 +226,22 @@ namespace lnv::fast {
 void FillRmsNormKernels(std::int64_t target, TargetKernels* out) {
   switch (target) {
 #if HWY_TARGETS & HWY_AVX3
-    case HWY_AVX3: N_AVX3::FillRmsNorm(out); return;
+    case HWY_AVX3:
+      N_AVX3::FillRmsNorm(out);
+      return;
 #endif
 #if HWY_TARGETS & HWY_AVX2
-    case HWY_AVX2: N_AVX2::FillRmsNorm(out); return;
+    case HWY_AVX2:
+      N_AVX2::FillRmsNorm(out);
+      return;
 #endif
 #if HWY_TARGETS & HWY_SCALAR
-    case HWY_SCALAR: N_SCALAR::FillRmsNorm(out); return;
+    case HWY_SCALAR:
+      N_SCALAR::FillRmsNorm(out);
+      return;
 #endif
-    default: return;
+    default:
+      return;
   }
 }
 

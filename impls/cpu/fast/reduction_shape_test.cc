@@ -27,8 +27,7 @@ BoundModel DeclaredModel() {
 }
 
 // The first d in [1, max_d] whose chain exceeds the model's, or 0.
-std::int64_t FirstViolation(std::int64_t lanes, std::int64_t steps_per_block,
-                            std::int64_t max_d) {
+std::int64_t FirstViolation(std::int64_t lanes, std::int64_t steps_per_block, std::int64_t max_d) {
   const BoundModel model = DeclaredModel();
   for (std::int64_t d = 1; d <= max_d; ++d) {
     if (FastChainLength(d, lanes, steps_per_block) > ChainLength(model, d)) return d;
@@ -180,8 +179,8 @@ TEST(ReductionShape, EveryTargetsMeanAndRstdMatchAnEmulationOfTheShapeBitForBit)
   for (const TargetKernels& t : AvailableTargets()) {
     const ImplInfo info = FastLayerNormImpl(t, DType::kF32);
     int order_visible = 0;  // rows where a serial sum gives other bits
-    for (const std::int64_t d : {1, 2, 7, 16, 63, 64, 65, 100, 511, 512, 513, 768, 1000, 2049,
-                                 4096, 5000, 16411}) {
+    for (const std::int64_t d :
+         {1, 2, 7, 16, 63, 64, 65, 100, 511, 512, 513, 768, 1000, 2049, 4096, 5000, 16411}) {
       const std::vector<float> x = Row(d, rng);
       std::vector<float> y(d);
       float mean = 0.f, rstd = 0.f;
@@ -194,9 +193,8 @@ TEST(ReductionShape, EveryTargetsMeanAndRstdMatchAnEmulationOfTheShapeBitForBit)
       a.mean = &mean;
       a.rstd = &rstd;
       ASSERT_EQ(info.forward(&a), 0);
-      const Stats want = TwoPass(x, kEps, [&](const std::vector<float>& v) {
-        return EmulatedTreeSum(v, t.f32_lanes);
-      });
+      const Stats want = TwoPass(
+          x, kEps, [&](const std::vector<float>& v) { return EmulatedTreeSum(v, t.f32_lanes); });
       EXPECT_EQ(Bits(mean), Bits(want.mean)) << info.name << " d=" << d;
       EXPECT_EQ(Bits(rstd), Bits(want.rstd)) << info.name << " d=" << d;
       const Stats serial = TwoPass(x, kEps, SerialSum);

@@ -27,6 +27,9 @@
 #define LNV_IMPLS_CPU_FAST_SIMD_ROW_INL_H_
 #endif
 
+#include <hwy/cache_control.h>
+#include <hwy/highway.h>
+
 #include <Eigen/Core>
 #include <algorithm>
 #include <cmath>
@@ -35,9 +38,7 @@
 #include <limits>
 #include <type_traits>
 
-#include <hwy/cache_control.h>
-#include <hwy/highway.h>
-
+#include "impls/cpu/fast/driver.h"
 #include "impls/cpu/fast/reduction_shape.h"
 #include "impls/cpu/fast/row_scaling.h"
 
@@ -196,34 +197,73 @@ HWY_INLINE void StoreRange(DF df, T* HWY_RESTRICT out, std::int64_t begin, std::
   if (i < end) StoreF32AsPartial(df, at(i, end - i), out + i, end - i);
 }
 
-// Calls whose outputs are at least this large stream their rows (below it,
-// the output may still be in cache when it is read next).
-inline constexpr std::int64_t kStreamingStoreBytes = std::int64_t{8} << 20;
-// Rows shorter than this are stored the ordinary way even then: their
-// unaligned head and tail lines would cost more than streaming saves.
+// Rows shorter than this are stored the ordinary way: their unaligned head
+// and tail lines would cost more than streaming saves.
 inline constexpr std::int64_t kMinStreamedRowBytes = 1024;
 inline constexpr std::uintptr_t kCacheLine = 64;
 
-inline bool UseStreamingStores(std::int64_t output_bytes, std::int64_t row_bytes) {
-  return output_bytes >= kStreamingStoreBytes && row_bytes >= kMinStreamedRowBytes;
+// Streaming stores pay when the output would leave the last-level cache
+// before anyone reads it: when the call's rows (inputs and outputs) do not
+// fit in it (driver.h, StreamingFootprintBytes).
+inline bool UseStreamingStores(std::int64_t footprint_bytes, std::int64_t row_bytes) {
+  return footprint_bytes > StreamingFootprintBytes() && row_bytes >= kMinStreamedRowBytes;
 }
 
-// Writes out[0, d), out[i .. i + n) = at(i, n) for n <= Lanes. With
-// `stream`, the whole cache lines of the row go out with non-temporal stores
-// (no read-for-ownership of lines nobody will read soon); the partial lines
-// at either end use ordinary stores, so no line is written both ways. Which
-// stores are used never changes a value.
+#if HWY_TARGET == HWY_AVX3
+// Two vectors of results (2 * 16 lanes) rounded into 16-bit T and streamed
+// as one whole 64-byte line at p (aligned).
+template <typename T>
+HWY_INLINE void StreamLineOfHalves(DF df, VF lo, VF hi, T* HWY_RESTRICT p) {
+  const hn::Rebind<T, DF> dt;
+  const hn::Repartition<T, DF> dline;
+  if constexpr (kIsBf16<T>) {
+    hn::Stream(hn::Combine(dline, DemoteToBf16Rne(df, hi), DemoteToBf16Rne(df, lo)), dline, p);
+  } else {
+    hn::Stream(hn::Combine(dline, hn::DemoteTo(dt, hi), hn::DemoteTo(dt, lo)), dline, p);
+  }
+}
+#endif
+
+// Writes out[0, d), out[i .. i + n) = at(i, n) for n <= Lanes, calling at()
+// once per position, in order. With `stream`, the whole cache lines of the
+// row go out with non-temporal stores (no read-for-ownership of lines nobody
+// will read soon) where a line is written by one store: fp32 vectors on
+// AVX-512, and two bf16/fp16 vectors combined on AVX-512 (streaming half
+// lines, next to the other loads and stores of a row, lets the
+// write-combining buffers flush partial lines, which is far slower than not
+// streaming at all; so AVX2 and the scalar target never stream). The partial
+// lines at either end use ordinary stores, so no line is written both ways.
+// Which stores are used never changes a value.
 template <typename T, class At>
 HWY_INLINE void WriteRow(DF df, T* HWY_RESTRICT out, std::int64_t d, bool stream, const At& at) {
   const std::int64_t lanes = static_cast<std::int64_t>(hn::Lanes(df));
+  constexpr std::size_t kVectorBytes = sizeof(T) * hn::MaxLanes(DF());
+  constexpr bool kWholeLine = kVectorBytes == kCacheLine;
+#if HWY_TARGET == HWY_AVX3
+  constexpr bool kHalfLine = kVectorBytes * 2 == kCacheLine;
+#else
+  constexpr bool kHalfLine = false;
+#endif
   const auto addr = reinterpret_cast<std::uintptr_t>(out);
-  if (!stream || lanes == 1 || addr % sizeof(T) != 0) return StoreRange(df, out, 0, d, at);
+  if (!(kWholeLine || kHalfLine) || !stream || addr % sizeof(T) != 0) {
+    return StoreRange(df, out, 0, d, at);
+  }
   const auto per_line = static_cast<std::int64_t>(kCacheLine / sizeof(T));
   const std::int64_t head = std::min<std::int64_t>(
       d, static_cast<std::int64_t>((kCacheLine - addr % kCacheLine) % kCacheLine / sizeof(T)));
   const std::int64_t body_end = head + (d - head) / per_line * per_line;
   StoreRange(df, out, 0, head, at);
-  for (std::int64_t i = head; i < body_end; i += lanes) StreamF32As(df, at(i, lanes), out + i);
+  for (std::int64_t i = head; i < body_end; i += per_line) {
+    if constexpr (kWholeLine) {
+      StreamF32As(df, at(i, lanes), out + i);
+    } else {
+#if HWY_TARGET == HWY_AVX3
+      const VF lo = at(i, lanes);
+      const VF hi = at(i + lanes, lanes);
+      StreamLineOfHalves(df, lo, hi, out + i);
+#endif
+    }
+  }
   StoreRange(df, out, body_end, d, at);
 }
 
@@ -232,6 +272,28 @@ HWY_INLINE void WriteRow(DF df, T* HWY_RESTRICT out, std::int64_t d, bool stream
 template <typename T>
 HWY_INLINE void PrefetchToL2(const T* p) {
   __builtin_prefetch(p, 0, 2);
+}
+
+// gamma or beta as fp32, once per call and thread rather than once per row:
+// an fp32 array as it is, a bf16/f16 one converted (exactly) into `out`
+// (PaddedLength(d) floats); an absent one stays nullptr.
+template <typename T>
+HWY_INLINE const float* ParamsAsF32(DF df, const T* HWY_RESTRICT p, std::int64_t d,
+                                    float* HWY_RESTRICT out) {
+  if (p == nullptr) return nullptr;
+  if constexpr (kIsF32<T>) {
+    (void)df;
+    (void)d;
+    (void)out;
+    return p;
+  } else {
+    const std::int64_t lanes = static_cast<std::int64_t>(hn::Lanes(df));
+    for (std::int64_t i = 0; i < d; i += lanes) {
+      const std::int64_t n = std::min(lanes, d - i);
+      StoreAt(df, LoadAt(df, p, i, n), out, i, n);
+    }
+    return out;
+  }
 }
 
 // ---- Tree-shaped row sums (reduction_shape.h) ----
@@ -385,7 +447,7 @@ HWY_INLINE void TreeSums(DF df, std::int64_t d, const Term& term, float* out) {
     VF a[kAccumulators];
 #pragma GCC unroll 8
     for (std::int64_t c = 0; c < kAccumulators; ++c) a[c] = total.v[s][c];
-    // Pairwise: (a0 + a1), (a2 + a3), ..., then those pairwise, down to a0.
+      // Pairwise: (a0 + a1), (a2 + a3), ..., then those pairwise, down to a0.
 #pragma GCC unroll 8
     for (std::int64_t w = 1; w < kAccumulators; w *= 2) {
 #pragma GCC unroll 8
@@ -447,8 +509,9 @@ inline float ForwardScale(float max_abs) {
 
 // rstd in scaled units, in double (row_scaling.h).
 inline float ScaledRstd(float var_s, float eps, float scale) {
-  const double q = static_cast<double>(var_s) +
-                   static_cast<double>(eps) * static_cast<double>(scale) * static_cast<double>(scale);
+  const double q = static_cast<double>(var_s) + static_cast<double>(eps) *
+                                                    static_cast<double>(scale) *
+                                                    static_cast<double>(scale);
   return static_cast<float>(1.0 / std::sqrt(q));
 }
 

@@ -11,9 +11,12 @@ constexpr std::int64_t kTargetOrder[] = {HWY_AVX3, HWY_AVX2, HWY_SCALAR};
 
 const char* BackendName(std::int64_t target) {
   switch (target) {
-    case HWY_AVX3: return "cpu-fast-avx512";
-    case HWY_AVX2: return "cpu-fast-avx2";
-    default: return "cpu-fast-scalar";
+    case HWY_AVX3:
+      return "cpu-fast-avx512";
+    case HWY_AVX2:
+      return "cpu-fast-avx2";
+    default:
+      return "cpu-fast-scalar";
   }
 }
 

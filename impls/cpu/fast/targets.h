@@ -26,10 +26,14 @@ inline constexpr std::array<DType, 3> kFastDTypes = {DType::kF32, DType::kBF16, 
 // Index of `t` in kFastDTypes; -1 for f64.
 constexpr int FastDTypeIndex(DType t) {
   switch (t) {
-    case DType::kF32: return 0;
-    case DType::kBF16: return 1;
-    case DType::kF16: return 2;
-    case DType::kF64: return -1;
+    case DType::kF32:
+      return 0;
+    case DType::kBF16:
+      return 1;
+    case DType::kF16:
+      return 2;
+    case DType::kF64:
+      return -1;
   }
   return -1;
 }
@@ -50,8 +54,8 @@ using ToFloatFn = void (*)(DType from, const void* src, float* dst, std::int64_t
 using FromFloatFn = void (*)(DType to, const float* src, void* dst, std::int64_t n);
 
 struct TargetKernels {
-  std::int64_t target = 0;   // Highway's target bit (HWY_AVX3, ...)
-  std::string backend;       // the registry's backend part: "cpu-fast-avx512", ...
+  std::int64_t target = 0;     // Highway's target bit (HWY_AVX3, ...)
+  std::string backend;         // the registry's backend part: "cpu-fast-avx512", ...
   std::int64_t f32_lanes = 0;  // floats per vector: fixes the reduction shape
   NormKernels layer_norm;
   NormKernels rms_norm;

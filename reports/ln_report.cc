@@ -2,13 +2,16 @@
 // errors.json and a self-contained index.html. See ReportUsage() (--help).
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <memory>
 #include <thread>
 
+#include "harness/isolate.h"
 #include "impls/plugin/loader.h"
 #include "reports/cases.h"
 #include "reports/compare.h"
@@ -23,7 +26,11 @@ namespace {
 
 namespace fs = std::filesystem;
 
-bool WriteText(const fs::path& path, const std::string& text, std::string* error) {
+// A plugin kernel's call still running after this is killed and reported
+// as hung (a case of the full budget takes well under a minute).
+constexpr double kPluginTimeoutSeconds = 300;
+
+bool WriteText(const fs::path &path, const std::string &text, std::string *error) {
   std::ofstream out(path, std::ios::binary);
   out << text;
   out.close();
@@ -47,13 +54,13 @@ std::string LnCheckPath() {
   return rel.string();
 }
 
-std::string FileUrl(const fs::path& p) {
+std::string FileUrl(const fs::path &p) {
   std::error_code ec;
   const fs::path abs = fs::absolute(p, ec);
   return "file://" + (ec ? p : abs.lexically_normal()).string();
 }
 
-std::string CommandLine(int argc, char** argv) {
+std::string CommandLine(int argc, char **argv) {
   std::string s = "ln_report";
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
@@ -96,7 +103,7 @@ class Progress {
   double last_ = -1e9;
 };
 
-int Render(const ReportOptions& o) {
+int Render(const ReportOptions &o) {
   nlohmann::json report;
   if (const std::string e = LoadReport(o.render, &report); !e.empty()) {
     std::cerr << "ln_report: " << e << "\n";
@@ -126,8 +133,8 @@ int Render(const ReportOptions& o) {
   return ExitStatusOf(report);
 }
 
-int Sweep(const ReportOptions& o, int argc, char** argv) {
-  for (const std::string& p : o.plugins) {
+int Sweep(const ReportOptions &o, int argc, char **argv) {
+  for (const std::string &p : o.plugins) {
     std::error_code ec;
     if (!fs::is_regular_file(p, ec)) {
       std::cerr << "ln_report: --plugin " << p << ": no such file\n";
@@ -143,18 +150,33 @@ int Sweep(const ReportOptions& o, int argc, char** argv) {
     }
   }
   PluginLoad load = ImplsWithPlugins(o.plugins);
-  for (const std::string& e : load.errors) std::cerr << "ln_report: " << e << "\n";
+  for (const std::string &e : load.errors) std::cerr << "ln_report: " << e << "\n";
   SweepOptions so;
   so.budget = o.budget;
   so.seed = o.seed;
   so.jobs =
       o.jobs > 0 ? o.jobs : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  for (const ImplInfo& i : load.impls) {
+  for (const ImplInfo &i : load.impls) {
     if (GlobMatch(o.impls_glob, i.name)) so.impls.push_back(i);
   }
   if (so.impls.empty()) {
     std::cerr << "ln_report: no kernel matches --impls '" << o.impls_glob << "'\n";
     return 2;
+  }
+  // Plugin kernels run in a child process (harness/isolate.h), made now,
+  // after the plugins are loaded and before any kernel has run.
+  std::unique_ptr<Isolator> isolator;
+  if (std::any_of(so.impls.begin(), so.impls.end(),
+                  [](const ImplInfo &i) { return IsPluginImpl(i); })) {
+    IsolateOptions io;
+    io.timeout_seconds = kPluginTimeoutSeconds;
+    isolator = std::make_unique<Isolator>(io);
+    if (!isolator->error().empty()) {
+      std::cerr << "ln_report: cannot run plugin kernels in a child process: " << isolator->error()
+                << "\n";
+      return 2;
+    }
+    so.plugin_runner = isolator.get();
   }
   std::vector<std::string> plugin_paths = PluginPathsFromEnv();
   plugin_paths.insert(plugin_paths.end(), o.plugins.begin(), o.plugins.end());
@@ -171,8 +193,9 @@ int Sweep(const ReportOptions& o, int argc, char** argv) {
     std::cerr << "ln_report: cannot create " << o.out_dir << "/cases: " << ec.message() << "\n";
     return 2;
   }
-  // Case files of an earlier run in the same directory would read as this run's.
-  for (const auto& entry : fs::directory_iterator(fs::path(o.out_dir) / "cases", ec)) {
+  // Case files of an earlier run in the same directory would read as this
+  // run's.
+  for (const auto &entry : fs::directory_iterator(fs::path(o.out_dir) / "cases", ec)) {
     if (entry.path().extension() == ".case") fs::remove(entry.path(), ec);
   }
   CaseWriteOptions cw;
@@ -182,9 +205,10 @@ int Sweep(const ReportOptions& o, int argc, char** argv) {
   cw.replay_program = LnCheckPath();
   cw.seed = o.seed;
   cw.plugin_paths = plugin_paths;
+  cw.plugin_runner = isolator.get();
   ReportInputs in;
   in.write_errors = WriteCaseFiles(cw, &result);
-  for (const std::string& e : in.write_errors) std::cerr << "ln_report: " << e << "\n";
+  for (const std::string &e : in.write_errors) std::cerr << "ln_report: " << e << "\n";
   in.load_errors = load.errors;
   RunFacts facts{CommandLine(argc, argv), result.seconds, so.jobs, plugin_paths};
   in.context = CollectContext(o, facts, so.impls);
@@ -203,7 +227,7 @@ int Sweep(const ReportOptions& o, int argc, char** argv) {
 
   const int status = ExitStatusOf(report);
   int expected = 0;
-  for (const KernelReport& k : result.kernels) {
+  for (const KernelReport &k : result.kernels) {
     const bool ok = MeetsExpectation(k);
     expected += ok;
     if (!ok) {
@@ -211,8 +235,8 @@ int Sweep(const ReportOptions& o, int argc, char** argv) {
                 << "): " << KernelVerdictWord(k) << "\n";
     }
   }
-  for (const KernelReport& k : result.kernels) {
-    for (const Finding& f : k.findings) {
+  for (const KernelReport &k : result.kernels) {
+    for (const Finding &f : k.findings) {
       if (k.info.status == ImplStatus::kClaimsBound) {
         std::cout << "FINDING " << k.info.name << " on " << result.plan[f.item].family << ": "
                   << f.summary << "\n  replay " << f.replay << "\n";
@@ -233,7 +257,7 @@ int Sweep(const ReportOptions& o, int argc, char** argv) {
 }  // namespace
 }  // namespace lnv::report
 
-int main(int argc, char** argv) {
+int main(int argc, char **argv) {
   using lnv::report::ReportOptions;
   ReportOptions o;
   if (const std::string e = lnv::report::ParseReportArgs({argv + 1, argv + argc}, &o); !e.empty()) {

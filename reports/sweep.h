@@ -47,16 +47,18 @@ struct Finding {
   Verdict verdict = Verdict::kPass;
   std::optional<ElementResult> worst;
   std::int64_t worst_row = -1;
-  std::string summary;                 // per output: max ulp, bound use, verdict
-  double kappa = 0.0, log2_mag = 0.0;  // of the worst row; NaN for column outputs
-  std::string case_file, replay;       // filled by WriteCaseFiles
+  std::string summary;  // per output: max ulp, bound use, verdict
+  double kappa = 0.0,
+         log2_mag = 0.0;          // of the worst row; NaN for column outputs
+  std::string case_file, replay;  // filled by WriteCaseFiles
 };
 
 struct KernelReport {
   ImplInfo info;
   std::int64_t cases = 0;
-  std::int64_t kernel_errors = 0;                          // cases where a call returned non-zero
-  std::string first_error;                                 // the first such message
+  std::int64_t kernel_errors =
+      0;                    // cases where a call gave no outputs (error, crash, hang, overrun)
+  std::string first_error;  // the first such message
   Verdict verdict = Verdict::kPass;                        // worst over the cases
   std::array<OutputSummary, 6> outputs;                    // indexed by Output
   std::map<std::int64_t, std::array<double, 6>> use_by_d;  // d sweep: max bound use per output
@@ -69,9 +71,10 @@ struct SweepOptions {
   int jobs = 1;
   std::vector<ImplInfo> impls;  // the kernels to sweep (already filtered)
   std::vector<PlanItem> plan;   // empty: ReportPlan(budget); tests pass a small one
-  // A plugin kernel's case runs in a child process; one that gives no answer
-  // within this is killed and reported as hung.
-  double plugin_timeout_seconds = 300;
+  // Runs plugin kernels (harness/isolate.h: a child process, so that a
+  // plugin that crashes or hangs is a finding, not a dead ln_report);
+  // nullptr: in this process.
+  KernelRunner *plugin_runner = nullptr;
   // Called from the calling thread about twice a second, and once at the end.
   std::function<void(double done_fraction, std::int64_t cases_done, std::int64_t cases_total)>
       progress;
@@ -85,18 +88,18 @@ struct SweepResult {
   double seconds = 0.0;
 };
 
-SweepResult RunSweep(const SweepOptions& options);
+SweepResult RunSweep(const SweepOptions &options);
 
 // The case of plan item `item` for kernels like `impl` (deterministic).
-Case PlanCase(const ImplInfo& impl, const PlanItem& item, std::uint64_t seed);
+Case PlanCase(const ImplInfo &impl, const PlanItem &item, std::uint64_t seed);
 
 // The output that decides a case's verdict: the worst output's, ties broken
 // by bound use.
-Output DecidingOutput(const CaseMeasure& m);
+Output DecidingOutput(const CaseMeasure &m);
 
 // Kernel report verdict words of errors.json: "pass", "fail" (a broken bound
 // or contract on some case), "error" (it never ran: every call failed).
-std::string KernelVerdictWord(const KernelReport& k);
+std::string KernelVerdictWord(const KernelReport &k);
 
 }  // namespace lnv::report
 

@@ -2,6 +2,7 @@
 // verdicts, and --render / --compare of what a run wrote.
 #include <gtest/gtest.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <cstdlib>
 #include <filesystem>
@@ -22,7 +23,10 @@ struct Ran {
 };
 
 Ran RunReport(const std::string& args) {
-  const std::string log = ::testing::TempDir() + "ln_report_cli.log";
+  // One log per test and process: ctest runs these tests in parallel.
+  const std::string log = ::testing::TempDir() + "ln_report_cli_" +
+                          ::testing::UnitTest::GetInstance()->current_test_info()->name() + "_" +
+                          std::to_string(getpid()) + ".log";
   const int rc = std::system(
       (std::string("'") + LNV_LN_REPORT + "' " + args + " > '" + log + "' 2>&1").c_str());
   std::ifstream in(log);
@@ -50,7 +54,9 @@ TEST(LnReportCli, HelpExitsZero) {
 // One quick sweep of the test plugin, shared by the tests below.
 const fs::path& PluginReport() {
   static const fs::path dir = [] {
-    const fs::path d = fs::path(::testing::TempDir()) / "ln_report_plugin";
+    // Per process: ctest runs the tests that share it in parallel processes.
+    const fs::path d =
+        fs::path(::testing::TempDir()) / ("ln_report_plugin_" + std::to_string(getpid()));
     fs::remove_all(d);
     const Ran r = RunReport(std::string("--plugin '") + LNV_TEST_PLUGIN + "' --impls 'plugin:*' " +
                             "--out '" + d.string() + "' --jobs 2 --quiet --seed 5");
@@ -88,7 +94,8 @@ TEST(LnReportCli, APluginsKernelsGetVerdictsUnderTheGenericBound) {
 }
 
 TEST(LnReportCli, RenderAndCompareRedrawWhatARunWrote) {
-  const fs::path out = fs::path(::testing::TempDir()) / "ln_report_rerender";
+  const fs::path out =
+      fs::path(::testing::TempDir()) / ("ln_report_rerender_" + std::to_string(getpid()));
   fs::remove_all(out);
   const std::string json_path = (PluginReport() / "errors.json").string();
   const Ran r = RunReport("--render '" + json_path + "' --compare '" + json_path + "' --out '" +

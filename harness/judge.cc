@@ -36,63 +36,6 @@ const void* DataOrNull(const std::vector<unsigned char>& b) {
 
 int Severity(Verdict v) { return static_cast<int>(v); }
 
-ElementResult JudgeElement(std::int64_t index, double k, const ExactValue& ev, double bound,
-                           FloatFormat f, bool in_range) {
-  ElementResult e;
-  e.index = index;
-  e.kernel = k;
-  e.exact = ev;
-  e.bound = std::isnan(bound) ? kInf : bound;
-  if (ev.status == ValueStatus::kUndecided) {
-    e.verdict = Verdict::kOracleUndecided;
-    return e;
-  }
-  const double o = ev.rounded;
-  if (std::isnan(o) || std::isnan(k)) {
-    // The NaN contract. Where the oracle says NaN (a NaN/inf input row, q < 0)
-    // any non-finite kernel value agrees: e.g. the IEEE mean of a row holding
-    // +inf is +inf. Out of range, a kernel NaN where the oracle is finite is
-    // allowed (its arithmetic may overflow there); a finite value for a NaN never is.
-    if (std::isnan(o) && !std::isfinite(k)) return e;  // agreement
-    if (!in_range && std::isnan(k)) {
-      e.verdict = Verdict::kOutOfRange;
-      return e;
-    }
-    e.error = e.ulps = kInf;
-    e.verdict = Verdict::kNanMismatch;
-    return e;
-  }
-  if (!in_range) {
-    e.verdict = Verdict::kOutOfRange;
-    return e;
-  }
-  const double exact = ev.hi + ev.lo;
-  if (std::isinf(o)) {  // the exact value is beyond the format's range
-    if (k == o) return e;
-    e.error = e.ulps = kInf;
-    e.verdict = Verdict::kBoundExceeded;
-    return e;
-  }
-  if (std::isinf(k)) {
-    // Rounding a value within the bound of the overflow threshold may give inf.
-    // An infinite bound (no claim) reaches either infinity, whatever the sign
-    // of the exact value (e.g. +0 when eps = 0 and the squares underflow).
-    const bool reachable = std::isinf(e.bound) ||
-                           (std::signbit(k) == std::signbit(exact) &&
-                            std::fabs(exact) + e.bound >= OverflowThreshold(f));
-    if (!reachable) {
-      e.error = e.ulps = kInf;
-      e.verdict = Verdict::kNotFinite;
-    }
-    return e;
-  }
-  e.error = std::fabs((k - ev.hi) - ev.lo);
-  e.ulps = e.error / FormatUlp(exact, f);
-  e.bound_use = std::isinf(e.bound) ? 0.0 : e.error / e.bound;
-  if (e.error > e.bound) e.verdict = Verdict::kBoundExceeded;
-  return e;
-}
-
 // Accumulates elements into an OutputResult.
 class OutputAccumulator {
  public:
@@ -151,12 +94,21 @@ bool CallKernel(const ImplInfo& impl, const Args& args, const JudgeOptions& opt,
     r = opt.runner->Backward(impl, args);
   }
   switch (r.status) {
-    case CallStatus::kOk: return true;
-    case CallStatus::kReturnedError: j->verdict = Verdict::kKernelError; break;
-    case CallStatus::kTimedOut: j->verdict = Verdict::kTimedOut; break;
-    case CallStatus::kBufferOverrun: j->verdict = Verdict::kBufferOverrun; break;
+    case CallStatus::kOk:
+      return true;
+    case CallStatus::kReturnedError:
+      j->verdict = Verdict::kKernelError;
+      break;
+    case CallStatus::kTimedOut:
+      j->verdict = Verdict::kTimedOut;
+      break;
+    case CallStatus::kBufferOverrun:
+      j->verdict = Verdict::kBufferOverrun;
+      break;
     case CallStatus::kCrashed:
-    case CallStatus::kHarnessError: j->verdict = Verdict::kCrashed; break;
+    case CallStatus::kHarnessError:
+      j->verdict = Verdict::kCrashed;
+      break;
   }
   j->message = std::string(which) + " " + r.message;
   return false;
@@ -178,18 +130,86 @@ void Finish(Judgement* j) {
 
 }  // namespace
 
+ElementResult JudgeElement(std::int64_t index, double k, const ExactValue& ev, double bound,
+                           FloatFormat f, bool in_range) {
+  ElementResult e;
+  e.index = index;
+  e.kernel = k;
+  e.exact = ev;
+  e.bound = std::isnan(bound) ? kInf : bound;
+  if (ev.status == ValueStatus::kUndecided) {
+    e.verdict = Verdict::kOracleUndecided;
+    return e;
+  }
+  const double o = ev.rounded;
+  if (std::isnan(o) || std::isnan(k)) {
+    // The NaN contract. Where the oracle says NaN (a NaN/inf input row, q < 0)
+    // any non-finite kernel value agrees: e.g. the IEEE mean of a row holding
+    // +inf is +inf. Out of range, a kernel NaN where the oracle is finite is
+    // allowed (its arithmetic may overflow there); a finite value for a NaN never is.
+    if (std::isnan(o) && !std::isfinite(k)) return e;  // agreement
+    if (!in_range && std::isnan(k)) {
+      e.verdict = Verdict::kOutOfRange;
+      return e;
+    }
+    e.error = e.ulps = kInf;
+    e.verdict = Verdict::kNanMismatch;
+    return e;
+  }
+  if (!in_range) {
+    e.verdict = Verdict::kOutOfRange;
+    return e;
+  }
+  const double exact = ev.hi + ev.lo;
+  if (std::isinf(o)) {  // the exact value is beyond the format's range
+    // An infinite bound (no claim) allows any value but NaN (handled above).
+    if (k == o || std::isinf(e.bound)) return e;
+    e.error = e.ulps = kInf;
+    e.verdict = Verdict::kBoundExceeded;
+    return e;
+  }
+  if (std::isinf(k)) {
+    // Rounding a value within the bound of the overflow threshold may give inf.
+    // An infinite bound (no claim) reaches either infinity, whatever the sign
+    // of the exact value (e.g. +0 when eps = 0 and the squares underflow).
+    const double t = OverflowThreshold(f);
+    const bool reachable =
+        std::isinf(e.bound) || (k > 0 ? exact + e.bound >= t : exact - e.bound <= -t);
+    if (!reachable) {
+      e.error = e.ulps = kInf;
+      e.verdict = Verdict::kNotFinite;
+    }
+    return e;
+  }
+  e.error = std::fabs((k - ev.hi) - ev.lo);
+  e.ulps = e.error / FormatUlp(exact, f);
+  e.bound_use = std::isinf(e.bound) ? 0.0 : e.error / e.bound;
+  if (e.error > e.bound) e.verdict = Verdict::kBoundExceeded;
+  return e;
+}
+
 std::string_view VerdictName(Verdict v) {
   switch (v) {
-    case Verdict::kPass: return "pass";
-    case Verdict::kOutOfRange: return "out_of_range";
-    case Verdict::kOracleUndecided: return "oracle_undecided";
-    case Verdict::kBoundExceeded: return "bound_exceeded";
-    case Verdict::kNotFinite: return "not_finite";
-    case Verdict::kNanMismatch: return "nan_mismatch";
-    case Verdict::kKernelError: return "kernel_error";
-    case Verdict::kCrashed: return "crashed";
-    case Verdict::kTimedOut: return "timed_out";
-    case Verdict::kBufferOverrun: return "buffer_overrun";
+    case Verdict::kPass:
+      return "pass";
+    case Verdict::kOutOfRange:
+      return "out_of_range";
+    case Verdict::kOracleUndecided:
+      return "oracle_undecided";
+    case Verdict::kBoundExceeded:
+      return "bound_exceeded";
+    case Verdict::kNotFinite:
+      return "not_finite";
+    case Verdict::kNanMismatch:
+      return "nan_mismatch";
+    case Verdict::kKernelError:
+      return "kernel_error";
+    case Verdict::kCrashed:
+      return "crashed";
+    case Verdict::kTimedOut:
+      return "timed_out";
+    case Verdict::kBufferOverrun:
+      return "buffer_overrun";
   }
   return "?";
 }

@@ -43,9 +43,9 @@ enum class Verdict {
   kKernelError,      // the kernel returned non-zero
   // Only when the kernel runs in a child process (JudgeOptions::runner,
   // harness/isolate.h):
-  kCrashed,          // killed by a signal, or exited, before returning
-  kTimedOut,         // still running after the timeout
-  kBufferOverrun,    // touched memory outside its buffers, or wrote into an input
+  kCrashed,        // killed by a signal, or exited, before returning
+  kTimedOut,       // still running after the timeout
+  kBufferOverrun,  // touched memory outside its buffers, or wrote into an input
 };
 std::string_view VerdictName(Verdict v);
 // kBoundExceeded, kNotFinite, kNanMismatch, kKernelError and the three
@@ -85,12 +85,18 @@ struct OutputResult {
 
 struct Judgement {
   Verdict verdict = Verdict::kPass;
-  std::string message;  // for kKernelError and after: which call did what
+  std::string message;                  // for kKernelError and after: which call did what
   std::array<OutputResult, 6> outputs;  // indexed by Output
   std::int64_t rows_out_of_range = 0;
   const OutputResult& operator[](Output o) const { return outputs[static_cast<int>(o)]; }
   OutputResult& operator[](Output o) { return outputs[static_cast<int>(o)]; }
 };
+
+// One element: the kernel's value k against the exact value and its
+// absolute bound (+inf: no claim) in format f; `in_range` false for a row
+// outside the kernel's claimed range. Judge uses it for every element.
+ElementResult JudgeElement(std::int64_t index, double k, const ExactValue& ev, double bound,
+                           FloatFormat f, bool in_range);
 
 class KernelRunner;  // harness/isolate.h
 

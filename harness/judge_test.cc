@@ -8,6 +8,7 @@
 #include <string>
 
 #include "harness/families.h"
+#include "harness/formats.h"
 #include "impls/dtype.h"
 
 namespace lnv {
@@ -206,6 +207,43 @@ TEST_F(JudgeTest, AllowsAnInfinityOfEitherSignWhereTheBoundIsInfinite) {
   EXPECT_TRUE(std::isinf(j[Output::kDx].elements[0].kernel));
   EXPECT_TRUE(std::isinf(j[Output::kDx].elements[0].bound));
   EXPECT_FALSE(IsFailure(j.verdict)) << Summarize(j);
+}
+
+ExactValue Exact(double v, FloatFormat f) {
+  ExactValue e;
+  e.rounded = RoundToFormat(v, f);
+  e.hi = v;
+  e.lo = 0;
+  return e;
+}
+
+// Beyond the format's range the exact value rounds to inf: without a claim
+// any non-NaN kernel value passes; with a finite bound a finite value that
+// far off does not.
+TEST(JudgeElement, AnExactOverflowConstrainsOnlyWhereThereIsABound) {
+  const double big = 0x1p+20;  // beyond fp16's overflow threshold (65520)
+  const ExactValue ev = Exact(big, kBinary16);
+  ASSERT_TRUE(std::isinf(ev.rounded));
+  const double inf = std::numeric_limits<double>::infinity();
+  EXPECT_EQ(JudgeElement(0, 65504, ev, inf, kBinary16, true).verdict, Verdict::kPass);
+  EXPECT_EQ(JudgeElement(0, -inf, ev, inf, kBinary16, true).verdict, Verdict::kPass);
+  EXPECT_EQ(JudgeElement(0, 65504, ev, 1.0, kBinary16, true).verdict, Verdict::kBoundExceeded);
+  EXPECT_EQ(JudgeElement(0, inf, ev, 1.0, kBinary16, true).verdict, Verdict::kPass);
+}
+
+// A kernel infinity is reachable when exact +- bound reaches the overflow
+// threshold on the infinity's side, whatever the sign of the exact value.
+TEST(JudgeElement, AKernelInfinityIsReachableWhenTheBoundReachesTheThresholdOnItsSide) {
+  const double inf = std::numeric_limits<double>::infinity();
+  const double t = OverflowThreshold(kBinary16);
+  const ExactValue zero = Exact(0.0, kBinary16);
+  EXPECT_EQ(JudgeElement(0, -inf, zero, 2 * t, kBinary16, true).verdict, Verdict::kPass);
+  EXPECT_EQ(JudgeElement(0, inf, zero, 2 * t, kBinary16, true).verdict, Verdict::kPass);
+  EXPECT_EQ(JudgeElement(0, -inf, zero, t / 2, kBinary16, true).verdict, Verdict::kNotFinite);
+  const ExactValue near = Exact(60000.0, kBinary16);
+  EXPECT_EQ(JudgeElement(0, inf, near, 6000.0, kBinary16, true).verdict, Verdict::kPass);
+  EXPECT_EQ(JudgeElement(0, -inf, near, 6000.0, kBinary16, true).verdict, Verdict::kNotFinite);
+  EXPECT_EQ(JudgeElement(0, inf, near, 1000.0, kBinary16, true).verdict, Verdict::kNotFinite);
 }
 
 TEST_F(JudgeTest, AgreesWithNanForNanAndFlagsAKernelThatDropsIt) {

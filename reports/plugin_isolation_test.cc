@@ -20,7 +20,7 @@ int Segfaults(const ForwardArgs *) {
   setrlimit(RLIMIT_CORE, &no_core);  // a test crash leaves no core file behind
   // A real fault (raise() would return once the isolator's handler ran).
   static volatile std::uintptr_t unmapped = 8;
-  *reinterpret_cast<volatile int*>(unmapped) = 1;
+  *reinterpret_cast<volatile int *>(unmapped) = 1;
   return 0;
 }
 

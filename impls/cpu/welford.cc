@@ -12,7 +12,9 @@ struct Welford {
   template <typename Acc, typename X>
   static RowStats<Acc> Stats(std::int64_t d, const X& x) {
     const WelfordState<Acc> s = WelfordRun<Acc>(0, d, x);
-    return {s.mean, s.m2 / static_cast<Acc>(d)};
+    const Acc m2 = M2WithDegenerateGuard<Acc>(s.m2, s.mean, d, x,
+                                              [&](const auto& term) { return Sum<Acc>(d, term); });
+    return {s.mean, m2 / static_cast<Acc>(d)};
   }
 
   template <typename Acc, typename T>

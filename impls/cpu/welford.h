@@ -3,6 +3,10 @@
 // Algorithm: Welford/West updating, left to right over the row: for the
 //   i-th element (n = i + 1), delta = x_i - m; m += delta / n;
 //   M2 += delta * (x_i - m). var = M2 / d, mean = m; rstd = 1/sqrt(var + eps).
+//   An M2 that comes out 0 on a row of d >= 2 is recomputed by the corrected
+//   two-pass formula about the computed mean (welford_state.h says why the
+//   claimed bound still holds): Welford's cancellation at extreme
+//   mean-to-spread ratios would otherwise give rstd = inf with eps = 0.
 // Accumulation: float for f32/bf16/f16 storage (param dtype = x dtype), double
 //   for f64. Loads are exact; y, dx, dgamma, dbeta are rounded once (RNE)
 //   into their dtype; mean/rstd are written as float.

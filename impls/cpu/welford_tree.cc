@@ -18,7 +18,9 @@ struct WelfordTree {
     };
     const WelfordState<Acc> s = PairwiseReduce<WelfordState<Acc>>(
         0, NumChunks(d, kWelfordTreeChunk), leaf, WelfordMerge<Acc>);
-    return {s.mean, s.m2 / static_cast<Acc>(d)};
+    const Acc m2 = M2WithDegenerateGuard<Acc>(s.m2, s.mean, d, x,
+                                              [&](const auto& term) { return Sum<Acc>(d, term); });
+    return {s.mean, m2 / static_cast<Acc>(d)};
   }
 
   template <typename Acc, typename T>

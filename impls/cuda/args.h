@@ -13,7 +13,8 @@ namespace lnv::cuda {
 
 // Return codes (the ABI fixes only 0 = success).
 inline constexpr int kOk = 0;
-inline constexpr int kInvalidArgs = 1;  // null required pointer, d out of range, beta for RMSNorm, ...
+inline constexpr int kInvalidArgs =
+    1;  // null required pointer, d out of range, beta for RMSNorm, ...
 inline constexpr int kOutOfMemory = 2;  // scratch (host or device) allocation failed
 inline constexpr int kCudaError = 3;    // a CUDA runtime call or launch failed
 

@@ -56,10 +56,20 @@ int EmulatedForward(const ForwardArgs* a) {
   const int lanes = LanesPerRow(d);
   try {
     std::vector<typename N::State> state(static_cast<std::size_t>(lanes));
+    std::vector<SumPairState> centered(N::kLayer ? static_cast<std::size_t>(lanes) : 0);
     for (std::int64_t r = 0; r < a->rows; ++r) {
       const RowRefs<S> row = RowAt<S>(a->x, a->gamma, a->beta, nullptr, a->y, r, d);
       for (int l = 0; l < lanes; ++l) state[l] = LaneStats<S, N, HostMemory>(row, l, lanes);
-      const RowStatsF st = N::Finish(EmulateRowTree(state.data(), lanes), d, a->eps);
+      const typename N::State total = EmulateRowTree(state.data(), lanes);
+      RowStatsF st = N::Finish(total, d, a->eps);
+      if constexpr (N::kLayer) {
+        if (N::NeedsCenteredPass(total, d)) {
+          for (int l = 0; l < lanes; ++l) {
+            centered[l] = LaneCenteredSums<S, HostMemory>(row, l, lanes, total.mean);
+          }
+          st = N::FinishCentered(total, EmulateRowTree(centered.data(), lanes), d, a->eps);
+        }
+      }
       for (int l = 0; l < lanes; ++l) LaneForwardOutput<S, N, HostMemory>(row, l, lanes, st);
       if (N::kLayer && a->mean != nullptr) a->mean[r] = CanonicalF32(st.mean);
       if (a->rstd != nullptr) a->rstd[r] = CanonicalF32(st.rstd);
@@ -82,7 +92,8 @@ int EmulatedBackward(const BackwardArgs* a) {
     for (std::int64_t r = 0; r < rows; ++r) {
       const RowRefs<S> row = RowAt<S>(a->x, a->gamma, nullptr, a->dy, a->dx, r, d);
       const RowStatsF st{N::kLayer ? a->mean[r] : 0.0f, a->rstd[r]};
-      for (int l = 0; l < lanes; ++l) sums[l] = LaneBackwardSums<S, N, HostMemory>(row, l, lanes, st);
+      for (int l = 0; l < lanes; ++l)
+        sums[l] = LaneBackwardSums<S, N, HostMemory>(row, l, lanes, st);
       const SumPairState ab = BackwardMeans(EmulateRowTree(sums.data(), lanes), d);
       for (int l = 0; l < lanes; ++l) LaneDx<S, N, HostMemory>(row, l, lanes, st, ab);
     }
@@ -116,10 +127,10 @@ int EmulatedBackward(const BackwardArgs* a) {
   return kOk;
 }
 
-#define LNV_CUDA_EMULATE_INSTANTIATE(kX)                                         \
-  template int EmulatedForward<kX, Norm::kLayerNorm>(const ForwardArgs*);       \
-  template int EmulatedForward<kX, Norm::kRmsNorm>(const ForwardArgs*);         \
-  template int EmulatedBackward<kX, Norm::kLayerNorm>(const BackwardArgs*);     \
+#define LNV_CUDA_EMULATE_INSTANTIATE(kX)                                    \
+  template int EmulatedForward<kX, Norm::kLayerNorm>(const ForwardArgs*);   \
+  template int EmulatedForward<kX, Norm::kRmsNorm>(const ForwardArgs*);     \
+  template int EmulatedBackward<kX, Norm::kLayerNorm>(const BackwardArgs*); \
   template int EmulatedBackward<kX, Norm::kRmsNorm>(const BackwardArgs*)
 
 LNV_CUDA_EMULATE_INSTANTIATE(DType::kF32);

@@ -238,7 +238,14 @@ __global__ void __launch_bounds__(kWarpRowThreads) ForwardWarpRows(ForwardParams
        r < p.rows; r += stride) {
     const RowRefs<S> row = ForwardRow(p, r);
     const auto total = WarpRowReduce(LaneStats<S, N, DeviceMemory>(row, lane, kWarpSize), lane);
-    const RowStatsF st = N::Finish(total, p.d, p.eps);
+    RowStatsF st = N::Finish(total, p.d, p.eps);
+    if constexpr (N::kLayer) {
+      if (N::NeedsCenteredPass(total, p.d)) {  // total is the same in every lane
+        const SumPairState c = WarpRowReduce(
+            LaneCenteredSums<S, DeviceMemory>(row, lane, kWarpSize, total.mean), lane);
+        st = N::FinishCentered(total, c, p.d, p.eps);
+      }
+    }
     LaneForwardOutput<S, N, DeviceMemory>(row, lane, kWarpSize, st);
     if (lane == 0) WriteStats<S, N>(p, r, st);
   }
@@ -247,11 +254,20 @@ __global__ void __launch_bounds__(kWarpRowThreads) ForwardWarpRows(ForwardParams
 template <typename S, typename N>
 __global__ void __launch_bounds__(kBlockRowThreads) ForwardBlockRows(ForwardParams<S> p) {
   __shared__ BlockScratch<typename N::State> scratch;
+  __shared__ BlockScratch<SumPairState> pair_scratch;  // the centered pass
   for (std::int64_t r = blockIdx.x; r < p.rows; r += gridDim.x) {
     const RowRefs<S> row = ForwardRow(p, r);
     const auto total = BlockRowReduce(
         LaneStats<S, N, DeviceMemory>(row, threadIdx.x, kBlockRowThreads), scratch.get());
-    const RowStatsF st = N::Finish(total, p.d, p.eps);
+    RowStatsF st = N::Finish(total, p.d, p.eps);
+    if constexpr (N::kLayer) {
+      if (N::NeedsCenteredPass(total, p.d)) {  // total is the same in every thread
+        const SumPairState c = BlockRowReduce(
+            LaneCenteredSums<S, DeviceMemory>(row, threadIdx.x, kBlockRowThreads, total.mean),
+            pair_scratch.get());
+        st = N::FinishCentered(total, c, p.d, p.eps);
+      }
+    }
     LaneForwardOutput<S, N, DeviceMemory>(row, threadIdx.x, kBlockRowThreads, st);
     if (threadIdx.x == 0) WriteStats<S, N>(p, r, st);
   }

@@ -7,7 +7,8 @@
 //   its granules (16 bytes: 4 fp32 or 8 bf16/fp16 elements, dealt
 //   round-robin), the lane states are merged with Chan, Golub & LeVeque's
 //   formula in a warp-shuffle tree, then (block) across warps the same way;
-//   var = M2 / d, rstd = 1 / sqrt(var + eps) (IEEE division and square root);
+//   var = M2 / d, rstd = 1 / sqrt(var + eps) (IEEE division and square root;
+//   an M2 of 0 on a row of d >= 2 is recomputed: LayerNormPolicy);
 //   y = gamma * ((x - mean) * rstd) + beta, stored with 16-byte vector stores
 //   where aligned. Rows are grid-strided (any number), offsets are 64-bit.
 //   Backward: dx per row from the stored mean/rstd: xhat = (x - mean) * rstd,
@@ -47,6 +48,22 @@ struct LayerNormPolicy {
   LNV_HD static RowStatsF Finish(const State& s, std::int64_t d, float eps) {
     const float var = s.m2 / static_cast<float>(d);
     return {s.mean, RowRstd(var, eps)};
+  }
+  // Welford's one degenerate output: the merged M2 cancels to 0 on a row that
+  // is not constant (|mean| / sigma beyond about 1/sqrt(u)), which with
+  // eps = 0 would give rstd = inf. Then (a condition uniform over the row's
+  // lanes) M2 is recomputed by the corrected two-pass formula about the
+  // computed mean, with both sums in the lanes' shape (LaneCenteredSums, then
+  // the same tree): M2 = sum c^2 - (sum c)^2 / d, c = x - mean, clamped at 0.
+  // impls/cpu/welford_state.h derives why the claimed bound still holds.
+  LNV_HD static bool NeedsCenteredPass(const State& s, std::int64_t d) {
+    return s.m2 == 0.0f && d >= 2;
+  }
+  LNV_HD static RowStatsF FinishCentered(const State& s, const SumPairState& c, std::int64_t d,
+                                         float eps) {
+    const float corrected = c.b - c.a * (c.a / static_cast<float>(d));
+    const float m2 = corrected > 0.0f ? corrected : 0.0f;
+    return {s.mean, RowRstd(m2 / static_cast<float>(d), eps)};
   }
   // xhat as the forward, the backward and the dgamma partials all form it.
   LNV_HD static float Xhat(float x, float mean, float rstd) { return (x - mean) * rstd; }

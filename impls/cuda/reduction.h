@@ -37,7 +37,7 @@ inline constexpr int kWarpSize = 32;
 inline constexpr std::int64_t kWarpRowMaxD = 1024;  // warp per row up to here
 inline constexpr int kBlockRowThreads = 512;        // block per row beyond
 inline constexpr int kBlockRowWarps = kBlockRowThreads / kWarpSize;
-inline constexpr int kWarpRowWarpsPerBlock = 8;     // rows in flight per block, warp kernels
+inline constexpr int kWarpRowWarpsPerBlock = 8;  // rows in flight per block, warp kernels
 // Rows are grid-strided: the grid is capped, any number of rows is covered.
 inline constexpr std::int64_t kMaxGridBlocks = 8192;
 // Row lengths the kernels take (Welford counts are 32-bit ints).

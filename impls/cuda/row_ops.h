@@ -56,6 +56,29 @@ LNV_HD typename N::State LaneStats(const RowRefs<S>& row, int lane, int lanes) {
   return s;
 }
 
+// Forward, step 1b (LayerNorm, only when the merged M2 is 0 on a row of
+// d >= 2: layer_norm.h): the lane's sum (x - mean) and sum (x - mean)^2 over
+// its granules, in LaneStats' order.
+template <typename S, typename Mem>
+LNV_HD SumPairState LaneCenteredSums(const RowRefs<S>& row, int lane, int lanes, float mean) {
+  SumPairState p{};
+  const std::int64_t granules = CeilDiv(row.d, S::kGranule);
+  for (std::int64_t g = lane; g < granules; g += lanes) {
+    float v[S::kGranule];
+    const int n = Mem::template Load<S>(row.x, g, row.d, v);
+#if defined(__CUDA_ARCH__)
+#pragma unroll
+#endif
+    for (int k = 0; k < S::kGranule; ++k) {
+      if (k >= n) break;
+      const float c = v[k] - mean;
+      p.a = p.a + c;
+      p.b = p.b + c * c;
+    }
+  }
+  return p;
+}
+
 // Forward, step 2 (after the tree and N::Finish): the lane's y elements.
 template <typename S, typename N, typename Mem>
 LNV_HD void LaneForwardOutput(const RowRefs<S>& row, int lane, int lanes, RowStatsF st) {

@@ -36,7 +36,7 @@ namespace lnv::cuda {
 float HostBf16ToFloat(std::uint16_t bits);
 std::uint16_t HostFloatToBf16(float v);  // RNE; NaN input: any NaN
 float HostF16ToFloat(std::uint16_t bits);
-std::uint16_t HostFloatToF16(float v);   // RNE; NaN input: any NaN
+std::uint16_t HostFloatToF16(float v);  // RNE; NaN input: any NaN
 
 LNV_HD inline float BitsToFloat(std::uint32_t b) {
 #if defined(__CUDA_ARCH__)

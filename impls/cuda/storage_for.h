@@ -12,10 +12,10 @@
 namespace lnv::cuda {
 
 template <DType kX>
-using StorageFor = std::conditional_t<
-    kX == DType::kF32, F32Storage,
-    std::conditional_t<kX == DType::kBF16, Bf16Storage,
-                       std::conditional_t<kX == DType::kF16, F16Storage, void>>>;
+using StorageFor =
+    std::conditional_t<kX == DType::kF32, F32Storage,
+                       std::conditional_t<kX == DType::kBF16, Bf16Storage,
+                                          std::conditional_t<kX == DType::kF16, F16Storage, void>>>;
 
 template <Norm kNorm>
 using PolicyFor = std::conditional_t<kNorm == Norm::kLayerNorm, LayerNormPolicy, RmsNormPolicy>;

@@ -392,7 +392,11 @@ bool RecordBaseline(const BaselineSetting& opt, const ImplInfo& impl,
   std::erase_if(run->findings,
                 [&](const Finding& f) { return GlobMatch(opt.families_glob, f.family); });
   int written = 0;
-  for (const auto& [f, fc] : found) {
+  for (const auto& entry : found) {
+    // Named references, not a structured binding: clang 14 (the fuzz preset)
+    // cannot capture a structured binding in a lambda.
+    const auto& f = entry.first;
+    const auto& fc = entry.second;
     run->findings.insert(f);
     if (const auto c = b.cases.find(f); c != b.cases.end()) {
       Case old;

@@ -23,6 +23,7 @@ cmake -S "$src" -B "$work/lnverify-build" -G Ninja \
   -DCMAKE_CXX_COMPILER="${CXX:-clang++}" \
   -DCMAKE_CXX_FLAGS="$CXXFLAGS" \
   -DLNV_BUILD_TESTS=OFF -DLNV_BUILD_BENCH=OFF \
+  -DLNV_FAST_KERNELS_SANITIZED=OFF \
   -DLNV_FUZZ_ENGINE="$LIB_FUZZING_ENGINE"
 cmake --build "$work/lnverify-build" --target fuzz_ln
 

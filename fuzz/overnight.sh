@@ -146,7 +146,7 @@ keys_of() {  # INPUT OUTDIR -> prints keys, one a line
 }
 
 say "sorting the crashes into findings"
-declare -A best_input best_size count
+declare -A best_input=() best_size=() count=()
 n_artifacts=0
 for a in "$work"/artifacts/*; do
   [[ -f "$a" ]] || continue
@@ -167,15 +167,16 @@ echo "$n_artifacts crash inputs, ${#best_input[@]} distinct findings"
 
 # One input stands for every key it is the smallest input of: minimize
 # those inputs, not one per key (a cause usually hits several kernels at once).
-declare -A keys_of_input
+declare -A keys_of_input=()
 for key in "${!best_input[@]}"; do
   keys_of_input[${best_input[$key]}]+="$key"$'\n'
 done
 say "minimizing ${#keys_of_input[@]} inputs (at most ${minimize_s} s each) and writing the case files"
-declare -A case_of replay_of
+declare -A case_of=() replay_of=()
 n=0
 mapfile -t reps < <(printf '%s\n' "${!keys_of_input[@]}" | sort)
 for input in "${reps[@]}"; do
+  [[ -n "$input" ]] || continue  # no crash input at all
   n=$((n + 1))
   dir="$work/findings/$n"
   mkdir -p "$dir"

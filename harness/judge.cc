@@ -131,7 +131,7 @@ void Finish(Judgement* j) {
 }  // namespace
 
 ElementResult JudgeElement(std::int64_t index, double k, const ExactValue& ev, double bound,
-                           FloatFormat f, bool in_range) {
+                           FloatFormat f, bool in_range, bool undefined) {
   ElementResult e;
   e.index = index;
   e.kernel = k;
@@ -142,6 +142,10 @@ ElementResult JudgeElement(std::int64_t index, double k, const ExactValue& ev, d
     return e;
   }
   const double o = ev.rounded;
+  if (undefined && std::isnan(o)) {  // 0/0 from finite inputs: no claim, any value
+    e.bound = kInf;
+    return e;
+  }
   if (std::isnan(o) || std::isnan(k)) {
     // The NaN contract. Where the oracle says NaN (a NaN/inf input row, q < 0)
     // any non-finite kernel value agrees: e.g. the IEEE mean of a row holding
@@ -310,6 +314,16 @@ Judgement JudgeWithReference(const ImplInfo& impl, const Case& c, const Referenc
     in_range[r] = !ref.rows[r].stats.finite || ref.row_sumsq[r] <= impl.max_row_sumsq;
     if (!in_range[r]) ++j.rows_out_of_range;
   }
+  // Rows whose exact result is undefined: finite, sigma^2 + eps = 0 (a
+  // constant row with eps = 0; RMSNorm: a zero row). The oracle's NaN there is
+  // 0/0, which no finite-in, finite-out kernel can be asked to reproduce.
+  std::vector<bool> undefined(static_cast<std::size_t>(rows));
+  bool any_undefined = false;
+  for (std::int64_t r = 0; r < rows; ++r) {
+    const RowStats& st = ref.rows[r].stats;
+    undefined[r] = st.finite && st.var == 0 && c.eps == 0;
+    any_undefined = any_undefined || undefined[r];
+  }
 
   // ---- Forward ----
   const auto x = ToBuffer(c.x, c.dtype);
@@ -343,7 +357,8 @@ Judgement JudgeWithReference(const ImplInfo& impl, const Case& c, const Referenc
         const ElementInput ein{ref.forward.xhat[idx], c.gamma.empty() ? 1.0 : c.gamma[i],
                                layer && !c.beta.empty() ? c.beta[i] : 0.0, ev.hi + ev.lo};
         const double b = ForwardElementBound(model, ref.rows[r], rb[r], ein);
-        acc.Add(JudgeElement(idx, LoadAsDouble(y.data(), c.dtype, idx), ev, b, out_f, in_range[r]));
+        acc.Add(JudgeElement(idx, LoadAsDouble(y.data(), c.dtype, idx), ev, b, out_f, in_range[r],
+                             undefined[r]));
       }
     }
   }
@@ -351,14 +366,16 @@ Judgement JudgeWithReference(const ImplInfo& impl, const Case& c, const Referenc
     StartOutput(&j, Output::kMean, kBinary32);
     OutputAccumulator acc(&j[Output::kMean], opt.keep_elements);
     for (std::int64_t r = 0; r < rows; ++r) {
-      acc.Add(JudgeElement(r, mean[r], ref.forward.mean[r], rb[r].mean, kBinary32, in_range[r]));
+      acc.Add(JudgeElement(r, mean[r], ref.forward.mean[r], rb[r].mean, kBinary32, in_range[r],
+                           undefined[r]));
     }
   }
   {
     StartOutput(&j, Output::kRstd, kBinary32);
     OutputAccumulator acc(&j[Output::kRstd], opt.keep_elements);
     for (std::int64_t r = 0; r < rows; ++r) {
-      acc.Add(JudgeElement(r, rstd[r], ref.forward.rstd[r], rb[r].rstd, kBinary32, in_range[r]));
+      acc.Add(JudgeElement(r, rstd[r], ref.forward.rstd[r], rb[r].rstd, kBinary32, in_range[r],
+                           undefined[r]));
     }
   }
 
@@ -401,8 +418,8 @@ Judgement JudgeWithReference(const ImplInfo& impl, const Case& c, const Referenc
           const double g = c.dy[idx] * (c.gamma.empty() ? 1.0 : c.gamma[i]);
           const double b = DxElementBound(model, ref.rows[r], ref.backward_rows[r], bb[r],
                                           {ref.forward.xhat[idx], g, ev.hi + ev.lo});
-          acc.Add(
-              JudgeElement(idx, LoadAsDouble(dx.data(), c.dtype, idx), ev, b, out_f, in_range[r]));
+          acc.Add(JudgeElement(idx, LoadAsDouble(dx.data(), c.dtype, idx), ev, b, out_f,
+                               in_range[r], undefined[r]));
         }
       }
     }
@@ -428,7 +445,7 @@ Judgement JudgeWithReference(const ImplInfo& impl, const Case& c, const Referenc
         const ExactValue& ev = bw.dgamma[i];
         cols[i].dgamma = ev.hi + ev.lo;
         acc.Add(JudgeElement(i, LoadAsDouble(dgamma.data(), c.param_dtype, i), ev,
-                             DgammaBound(model, cols[i]), param_f, all_in_range));
+                             DgammaBound(model, cols[i]), param_f, all_in_range, any_undefined));
       }
     }
     if (layer) {
@@ -438,7 +455,7 @@ Judgement JudgeWithReference(const ImplInfo& impl, const Case& c, const Referenc
         const ExactValue& ev = bw.dbeta[i];
         cols[i].dbeta = ev.hi + ev.lo;
         acc.Add(JudgeElement(i, LoadAsDouble(dbeta.data(), c.param_dtype, i), ev,
-                             DbetaBound(model, cols[i]), param_f, all_in_range));
+                             DbetaBound(model, cols[i]), param_f, all_in_range, any_undefined));
       }
     }
   }

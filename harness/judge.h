@@ -94,9 +94,11 @@ struct Judgement {
 
 // One element: the kernel's value k against the exact value and its
 // absolute bound (+inf: no claim) in format f; `in_range` false for a row
-// outside the kernel's claimed range. Judge uses it for every element.
+// outside the kernel's claimed range; `undefined` true where the exact result
+// is 0/0 from finite inputs (sigma^2 + eps = 0), whose NaN any value meets.
+// Judge uses it for every element.
 ElementResult JudgeElement(std::int64_t index, double k, const ExactValue& ev, double bound,
-                           FloatFormat f, bool in_range);
+                           FloatFormat f, bool in_range, bool undefined = false);
 
 class KernelRunner;  // harness/isolate.h
 

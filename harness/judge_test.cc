@@ -246,6 +246,36 @@ TEST(JudgeElement, AKernelInfinityIsReachableWhenTheBoundReachesTheThresholdOnIt
   EXPECT_EQ(JudgeElement(0, inf, near, 1000.0, kBinary16, true).verdict, Verdict::kNotFinite);
 }
 
+// A constant row with eps = 0 is 0/0: the oracle says NaN, and a kernel whose
+// mean is off by an ulp gives x-hat = +-1 instead. From finite inputs that is
+// no broken claim (found by the long property budget: f64, d = 257); a row
+// holding NaN must still give NaN (the test below).
+TEST_F(JudgeTest, AcceptsAnyValueWhereTheExactResultIsZeroOverZero) {
+  const ImplInfo* k = nullptr;
+  for (const ImplInfo& i : AllImpls()) {
+    if (i.name == "f64/two_pass/cpu-scalar") k = &i;
+  }
+  ASSERT_NE(k, nullptr);
+  Case c;
+  c.dtype = c.param_dtype = DType::kF64;
+  c.d = 257;
+  c.rows = 1;
+  c.eps = 0;
+  c.x.assign(257, 0x1.94f18c9e8860ap+4);
+  JudgeOptions opt;
+  opt.keep_elements = true;
+  const Judgement j = Judge(*k, c, opt);
+  ASSERT_TRUE(j[Output::kY].present);
+  EXPECT_TRUE(std::isnan(j[Output::kY].elements[0].exact.rounded));
+  EXPECT_FALSE(std::isnan(j[Output::kY].elements[0].kernel));  // the kernel's +-1
+  EXPECT_FALSE(IsFailure(j.verdict)) << Summarize(j);
+  // Negative control: the same values judged as a row that is not 0/0 fail.
+  const ExactValue nan_exact = j[Output::kY].elements[0].exact;
+  EXPECT_EQ(JudgeElement(0, 1.0, nan_exact, 1.0, kBinary64, true, false).verdict,
+            Verdict::kNanMismatch);
+  EXPECT_EQ(JudgeElement(0, 1.0, nan_exact, 1.0, kBinary64, true, true).verdict, Verdict::kPass);
+}
+
 TEST_F(JudgeTest, AgreesWithNanForNanAndFlagsAKernelThatDropsIt) {
   FamilyParams p;
   p.rows = 10;

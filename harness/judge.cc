@@ -408,6 +408,23 @@ Judgement JudgeWithReference(const ImplInfo& impl, const Case& c, const Referenc
     for (std::int64_t r = 0; r < rows; ++r) {
       bb.push_back(BackwardRowBoundFor(model, ref.rows[r], rb[r], ref.backward_rows[r]));
     }
+    // The backward's claimed range (ImplInfo::max_backward_weight): each
+    // row's weight sum |dy gamma| (1 + |xhat|) and each column's weight
+    // sum |dy| (1 + |xhat|), from the inputs and the exact xhat. (NaN for a
+    // row holding NaN: it stays in range, under the NaN contract.)
+    std::vector<bool> bw_in_range(in_range);
+    std::vector<double> col_weight(static_cast<std::size_t>(d), 0.0);
+    for (std::int64_t r = 0; r < rows; ++r) {
+      double w = 0.0;
+      for (std::int64_t i = 0; i < d; ++i) {
+        const std::int64_t idx = r * d + i;
+        const double spread = 1.0 + std::fabs(ref.forward.xhat[idx]);
+        const double ady = std::fabs(c.dy[idx]);
+        w += ady * std::fabs(c.gamma.empty() ? 1.0 : c.gamma[i]) * spread;
+        col_weight[i] += ady * spread;
+      }
+      if (w > impl.max_backward_weight) bw_in_range[r] = false;
+    }
     StartOutput(&j, Output::kDx, out_f);
     {
       OutputAccumulator acc(&j[Output::kDx], opt.keep_elements);
@@ -419,7 +436,7 @@ Judgement JudgeWithReference(const ImplInfo& impl, const Case& c, const Referenc
           const double b = DxElementBound(model, ref.rows[r], ref.backward_rows[r], bb[r],
                                           {ref.forward.xhat[idx], g, ev.hi + ev.lo});
           acc.Add(JudgeElement(idx, LoadAsDouble(dx.data(), c.dtype, idx), ev, b, out_f,
-                               in_range[r], undefined[r]));
+                               bw_in_range[r], undefined[r]));
         }
       }
     }
@@ -444,8 +461,9 @@ Judgement JudgeWithReference(const ImplInfo& impl, const Case& c, const Referenc
       for (std::int64_t i = 0; i < d; ++i) {
         const ExactValue& ev = bw.dgamma[i];
         cols[i].dgamma = ev.hi + ev.lo;
-        acc.Add(JudgeElement(i, LoadAsDouble(dgamma.data(), c.param_dtype, i), ev,
-                             DgammaBound(model, cols[i]), param_f, all_in_range, any_undefined));
+        acc.Add(JudgeElement(
+            i, LoadAsDouble(dgamma.data(), c.param_dtype, i), ev, DgammaBound(model, cols[i]),
+            param_f, all_in_range && !(col_weight[i] > impl.max_backward_weight), any_undefined));
       }
     }
     if (layer) {
@@ -454,8 +472,9 @@ Judgement JudgeWithReference(const ImplInfo& impl, const Case& c, const Referenc
       for (std::int64_t i = 0; i < d; ++i) {
         const ExactValue& ev = bw.dbeta[i];
         cols[i].dbeta = ev.hi + ev.lo;
-        acc.Add(JudgeElement(i, LoadAsDouble(dbeta.data(), c.param_dtype, i), ev,
-                             DbetaBound(model, cols[i]), param_f, all_in_range, any_undefined));
+        acc.Add(JudgeElement(
+            i, LoadAsDouble(dbeta.data(), c.param_dtype, i), ev, DbetaBound(model, cols[i]),
+            param_f, all_in_range && !(col_weight[i] > impl.max_backward_weight), any_undefined));
       }
     }
   }

@@ -276,6 +276,29 @@ TEST_F(JudgeTest, AcceptsAnyValueWhereTheExactResultIsZeroOverZero) {
   EXPECT_EQ(JudgeElement(0, 1.0, nan_exact, 1.0, kBinary64, true, true).verdict, Verdict::kPass);
 }
 
+// Two dy near FLT_MAX overflow the float row sum of g = dy * gamma: outside
+// the backward's claimed weight (impls/cpu/valid_range.h) that is no broken
+// claim; the same kernel with no backward limit is caught (the check can fail).
+TEST_F(JudgeTest, ABackwardRowBeyondTheClaimedWeightIsOutOfRange) {
+  const ImplInfo* k = nullptr;
+  for (const ImplInfo& i : AllImpls()) {
+    if (i.name == "f32/two_pass/cpu-scalar") k = &i;
+  }
+  ASSERT_NE(k, nullptr);
+  Case c;
+  c.d = 4;
+  c.rows = 1;
+  c.eps = 1e-5;
+  c.x = {0.0, 1.0, 2.0, 3.0};
+  c.dy = {0x1.fep+127, 0x1.fep+127, 0.0, 0.0};
+  const Judgement j = Judge(*k, c);
+  EXPECT_EQ(j[Output::kDx].verdict, Verdict::kOutOfRange) << Summarize(j);
+  EXPECT_FALSE(IsFailure(j.verdict)) << Summarize(j);
+  ImplInfo unlimited = *k;
+  unlimited.max_backward_weight = std::numeric_limits<double>::infinity();
+  EXPECT_TRUE(IsFailure(Judge(unlimited, c)[Output::kDx].verdict));
+}
+
 TEST_F(JudgeTest, AgreesWithNanForNanAndFlagsAKernelThatDropsIt) {
   FamilyParams p;
   p.rows = 10;

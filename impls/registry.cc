@@ -95,6 +95,7 @@ std::vector<ImplInfo> BuildRegistry() {
       info.bound_algorithm = f.bound_algorithm;
       info.status = f.status;
       info.max_row_sumsq = cpu::ScalarMaxRowSumsq(dtype);
+      info.max_backward_weight = cpu::ScalarMaxBackwardWeight(dtype);
       info.forward = f.fns[t].forward;
       info.backward = f.fns[t].backward;
       info.source = f.source;

@@ -18,7 +18,8 @@ namespace lnv {
 enum class Algorithm {
   kTwoPass,       // mean, then sum of squared deviations (LayerNorm)
   kWelford,       // Welford/West updating, merged with Chan et al.'s formula (LayerNorm)
-  kKahanTwoPass,  // two-pass with Kahan-compensated sums (LayerNorm); RMSNorm: compensated sum of squares
+  kKahanTwoPass,  // two-pass with Kahan-compensated sums (LayerNorm); RMSNorm: compensated sum of
+                  // squares
   kOnePass,       // textbook sum(x^2) - sum(x)^2/d (LayerNorm): the negative control
   kSumOfSquares,  // RMSNorm: plain sum of squares
   kUnknown,       // third-party / plugin: judged under a generic model
@@ -26,9 +27,9 @@ enum class Algorithm {
 
 enum class Reduction {
   kSerial,  // left-to-right: longest rounding chain k = d - 1
-  kTree,    // serial within chunks of `chunk`, chunks merged pairwise: k = chunk + ceil(log2(parts))
-  kLanes,   // dealt to parallel lanes (GPU threads), each serial, then a merge tree over the
-            // lanes (shuffles): k = leaf + levels, from the kernel's ImplInfo::lane_shape(d)
+  kTree,   // serial within chunks of `chunk`, chunks merged pairwise: k = chunk + ceil(log2(parts))
+  kLanes,  // dealt to parallel lanes (GPU threads), each serial, then a merge tree over the
+           // lanes (shuffles): k = leaf + levels, from the kernel's ImplInfo::lane_shape(d)
 };
 
 // The reduction tree of a kLanes kernel for a row of d elements. The kernel
@@ -56,7 +57,7 @@ struct ImplInfo {
   DType acc_dtype = DType::kF32;
   Algorithm algorithm = Algorithm::kTwoPass;
   Reduction reduction = Reduction::kSerial;
-  std::int64_t chunk = 0;  // leaf size of a kTree reduction
+  std::int64_t chunk = 0;            // leaf size of a kTree reduction
   LaneShapeFn lane_shape = nullptr;  // a kLanes reduction's tree for each row length
   // The model whose bound the kernel is held to. Equal to `algorithm` except
   // for negative controls, which are held to the bound of what they imitate.
@@ -65,6 +66,11 @@ struct ImplInfo {
   // Valid range claimed: finite inputs whose row sum of squares (computed
   // exactly by the judge) is at most this. Infinity = the full finite range.
   double max_row_sumsq = std::numeric_limits<double>::infinity();
+  // Backward claim (impls/cpu/valid_range.h): rows whose weight
+  // W = sum_i |dy_i gamma_i| (1 + |xhat_i|), and dgamma/dbeta columns whose
+  // weight sum_r |dy_ri| (1 + |xhat_ri|), are at most this (the judge computes
+  // both from the inputs and the exact xhat). Infinity = no limit.
+  double max_backward_weight = std::numeric_limits<double>::infinity();
   ForwardFn forward = nullptr;
   BackwardFn backward = nullptr;  // nullptr: forward only
   std::string source;             // file that implements it (header comment with the claim)

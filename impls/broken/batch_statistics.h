@@ -14,6 +14,9 @@
 //   EachRowDependsOnThatRowAlone (a row alone vs. the same row in a batch).
 // Valid range: as the scalar references (impls/cpu/valid_range.h), for the
 //   batch as a whole.
+//   Backward: rows and dgamma/dbeta columns whose weight (valid_range.h:
+//   sum |dy gamma| (1 + |xhat|), columns sum |dy| (1 + |xhat|)) is at most
+//   MAX/8 of the accumulation type.
 #ifndef LNV_IMPLS_BROKEN_BATCH_STATISTICS_H_
 #define LNV_IMPLS_BROKEN_BATCH_STATISTICS_H_
 

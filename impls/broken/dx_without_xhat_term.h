@@ -13,6 +13,9 @@
 //   of d r b eps/(sigma^2 + eps). Caught by the property
 //   InputGradientsSumToZeroAndMeetXhatOnlyThroughEps.
 // Valid range: as the scalar references (impls/cpu/valid_range.h).
+//   Backward: rows and dgamma/dbeta columns whose weight (valid_range.h:
+//   sum |dy gamma| (1 + |xhat|), columns sum |dy| (1 + |xhat|)) is at most
+//   MAX/8 of the accumulation type.
 #ifndef LNV_IMPLS_BROKEN_DX_WITHOUT_XHAT_TERM_H_
 #define LNV_IMPLS_BROKEN_DX_WITHOUT_XHAT_TERM_H_
 

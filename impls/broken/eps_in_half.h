@@ -14,6 +14,9 @@
 //   constant row, and an rstd error of the eps rounding on near-constant rows.
 //   Caught by the property TheEpsFloorKeepsConstantRowsFinite.
 // Valid range: as the scalar references (impls/cpu/valid_range.h).
+//   Backward: rows and dgamma/dbeta columns whose weight (valid_range.h:
+//   sum |dy gamma| (1 + |xhat|), columns sum |dy| (1 + |xhat|)) is at most
+//   MAX/8 of the accumulation type.
 #ifndef LNV_IMPLS_BROKEN_EPS_IN_HALF_H_
 #define LNV_IMPLS_BROKEN_EPS_IN_HALF_H_
 

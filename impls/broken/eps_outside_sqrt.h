@@ -14,6 +14,9 @@
 //   Caught by the property TheEpsFloorKeepsConstantRowsFinite (rstd <=
 //   1/sqrt(eps)) and by ScalingARowByAPowerOfTwoLeavesItsOutputUnchanged.
 // Valid range: as the scalar references (impls/cpu/valid_range.h).
+//   Backward: rows and dgamma/dbeta columns whose weight (valid_range.h:
+//   sum |dy gamma| (1 + |xhat|), columns sum |dy| (1 + |xhat|)) is at most
+//   MAX/8 of the accumulation type.
 #ifndef LNV_IMPLS_BROKEN_EPS_OUTSIDE_SQRT_H_
 #define LNV_IMPLS_BROKEN_EPS_OUTSIDE_SQRT_H_
 

@@ -28,6 +28,7 @@ ImplInfo Broken(const char* name, DType dtype, ForwardFn forward, BackwardFn bac
   info.bound_algorithm = Algorithm::kTwoPass;
   info.status = ImplStatus::kNegativeControl;
   info.max_row_sumsq = cpu::ScalarMaxRowSumsq(dtype);
+  info.max_backward_weight = cpu::ScalarMaxBackwardWeight(dtype);
   info.forward = forward;
   info.backward = backward;
   info.source = source;

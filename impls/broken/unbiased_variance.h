@@ -12,6 +12,9 @@
 //   comes out near (d-1) sigma^2/(sigma^2 + eps) instead of d sigma^2/(sigma^2 +
 //   eps). Caught by the property NormalizedRowsHaveZeroMeanAndEpsAdjustedVariance.
 // Valid range: as the scalar references (impls/cpu/valid_range.h).
+//   Backward: rows and dgamma/dbeta columns whose weight (valid_range.h:
+//   sum |dy gamma| (1 + |xhat|), columns sum |dy| (1 + |xhat|)) is at most
+//   MAX/8 of the accumulation type.
 #ifndef LNV_IMPLS_BROKEN_UNBIASED_VARIANCE_H_
 #define LNV_IMPLS_BROKEN_UNBIASED_VARIANCE_H_
 

@@ -17,6 +17,9 @@
 // Valid range: finite rows with sum(x^2) <= MAX/8 of the accumulation type
 //   (valid_range.h): squared deviations, their sums and the compensation
 //   terms (smaller than the running sum) stay finite.
+//   Backward: rows and dgamma/dbeta columns whose weight (valid_range.h:
+//   sum |dy gamma| (1 + |xhat|), columns sum |dy| (1 + |xhat|)) is at most
+//   MAX/8 of the accumulation type.
 #ifndef LNV_IMPLS_CPU_KAHAN_TWO_PASS_H_
 #define LNV_IMPLS_CPU_KAHAN_TWO_PASS_H_
 

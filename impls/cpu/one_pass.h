@@ -20,6 +20,9 @@
 //   flag it on large-mean rows; if it does not, the check is vacuous.
 // Valid range: finite rows with sum(x^2) <= MAX/8 of the accumulation type
 //   (valid_range.h): s2 <= sum(x^2) and s1 * mean = d mean^2 <= sum(x^2).
+//   Backward: rows and dgamma/dbeta columns whose weight (valid_range.h:
+//   sum |dy gamma| (1 + |xhat|), columns sum |dy| (1 + |xhat|)) is at most
+//   MAX/8 of the accumulation type.
 #ifndef LNV_IMPLS_CPU_ONE_PASS_H_
 #define LNV_IMPLS_CPU_ONE_PASS_H_
 

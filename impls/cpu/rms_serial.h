@@ -16,6 +16,9 @@
 //   kappa plays no part.
 // Valid range: finite rows with sum(x^2) <= MAX/8 of the accumulation type
 //   (valid_range.h): every partial sum stays finite.
+//   Backward: rows and dgamma/dbeta columns whose weight (valid_range.h:
+//   sum |dy gamma| (1 + |xhat|), columns sum |dy| (1 + |xhat|)) is at most
+//   MAX/8 of the accumulation type.
 #ifndef LNV_IMPLS_CPU_RMS_SERIAL_H_
 #define LNV_IMPLS_CPU_RMS_SERIAL_H_
 

@@ -17,6 +17,9 @@
 //   ed. §4.2): nonnegative terms, so relative error at most gamma_{k+2}.
 // Valid range: finite rows with sum(x^2) <= MAX/8 of the accumulation type
 //   (valid_range.h): every partial sum stays finite.
+//   Backward: rows and dgamma/dbeta columns whose weight (valid_range.h:
+//   sum |dy gamma| (1 + |xhat|), columns sum |dy| (1 + |xhat|)) is at most
+//   MAX/8 of the accumulation type.
 #ifndef LNV_IMPLS_CPU_RMS_TREE_H_
 #define LNV_IMPLS_CPU_RMS_TREE_H_
 

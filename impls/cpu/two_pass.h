@@ -16,6 +16,9 @@
 //   is about (d + 2) u + (k kappa u)^2, kappa = sqrt(1 + mean^2/var).
 // Valid range: finite rows with sum(x^2) <= MAX/8 of the accumulation type
 //   (valid_range.h): then squared deviations and their sums stay finite.
+//   Backward: rows and dgamma/dbeta columns whose weight (valid_range.h:
+//   sum |dy gamma| (1 + |xhat|), columns sum |dy| (1 + |xhat|)) is at most
+//   MAX/8 of the accumulation type.
 #ifndef LNV_IMPLS_CPU_TWO_PASS_H_
 #define LNV_IMPLS_CPU_TWO_PASS_H_
 

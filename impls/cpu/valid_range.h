@@ -37,12 +37,27 @@
 namespace lnv::cpu {
 
 inline constexpr double kFloatAccMaxRowSumsq = std::numeric_limits<float>::max() / 8.0;
+// The backward's range (ImplInfo::max_backward_weight), for every kernel that
+// does not rescale g = dy * gamma. With W = sum_i |g_i| (1 + |xhat_i|) <= MAX/8:
+// |g_i|, sum |g_i| and sum |g_i xhat_i| are at most W; |xhat_i| <= sqrt(d), so
+// |xhat_i * mean(g xhat)| <= W / sqrt(d) and the bracket (g - a) - xhat b is at
+// most 3W; rounding inflates each by at most 2 (as above): every intermediate
+// before the final product with rstd is finite (that product overflows only
+// where the exact dx is near the format's range, which the judge allows).
+// dgamma_j = sum_r dy_rj xhat_rj and dbeta_j = sum_r dy_rj: the same with the
+// column weight sum_r |dy_rj| (1 + |xhat_rj|). Found by fuzz_ln: two dy near
+// FLT_MAX made the row sum of g overflow (fuzz/regressions).
+inline constexpr double kFloatAccMaxBackwardWeight = std::numeric_limits<float>::max() / 8.0;
+inline constexpr double kDoubleAccMaxBackwardWeight = std::numeric_limits<double>::max() / 8.0;
 inline constexpr double kDoubleAccMaxRowSumsq = std::numeric_limits<double>::max() / 8.0;
 
 // The claim of a scalar kernel storing `x_dtype` (f64 accumulates in double,
 // the others in float).
 constexpr double ScalarMaxRowSumsq(DType x_dtype) {
   return x_dtype == DType::kF64 ? kDoubleAccMaxRowSumsq : kFloatAccMaxRowSumsq;
+}
+constexpr double ScalarMaxBackwardWeight(DType x_dtype) {
+  return x_dtype == DType::kF64 ? kDoubleAccMaxBackwardWeight : kFloatAccMaxBackwardWeight;
 }
 
 }  // namespace lnv::cpu

@@ -21,6 +21,9 @@
 // Valid range: finite rows with sum(x^2) <= MAX/8 of the accumulation type
 //   (valid_range.h): |delta|, |x_i - m| <= 2 max|x|, so each update term is
 //   at most 4 sum(x^2), and M2 itself at most sum(x^2).
+//   Backward: rows and dgamma/dbeta columns whose weight (valid_range.h:
+//   sum |dy gamma| (1 + |xhat|), columns sum |dy| (1 + |xhat|)) is at most
+//   MAX/8 of the accumulation type.
 #ifndef LNV_IMPLS_CPU_WELFORD_H_
 #define LNV_IMPLS_CPU_WELFORD_H_
 

@@ -25,6 +25,9 @@
 // Valid range: finite rows with sum(x^2) <= MAX/8 of the accumulation type
 //   (valid_range.h): update terms and delta^2 are at most 4 sum(x^2), and
 //   every (merged) M2 at most sum(x^2).
+//   Backward: rows and dgamma/dbeta columns whose weight (valid_range.h:
+//   sum |dy gamma| (1 + |xhat|), columns sum |dy| (1 + |xhat|)) is at most
+//   MAX/8 of the accumulation type.
 #ifndef LNV_IMPLS_CPU_WELFORD_TREE_H_
 #define LNV_IMPLS_CPU_WELFORD_TREE_H_
 

@@ -30,6 +30,9 @@
 //   every Welford update term, delta^2 of a merge and every partial M2 is at
 //   most 4 sum(x^2); the lane tree forms no other intermediates), d <= 2^30.
 //   Backward requires the forward's mean and rstd (non-NULL).
+//   Backward: rows and dgamma/dbeta columns whose weight (valid_range.h:
+//   sum |dy gamma| (1 + |xhat|), columns sum |dy| (1 + |xhat|)) is at most
+//   MAX/8 of the accumulation type.
 #ifndef LNV_IMPLS_CUDA_LAYER_NORM_H_
 #define LNV_IMPLS_CUDA_LAYER_NORM_H_
 

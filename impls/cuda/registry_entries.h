@@ -43,6 +43,7 @@ inline ImplInfo CudaImplInfo(DType dtype, Norm norm, const char* backend, Forwar
   info.lane_shape = LaneShapeOf(dtype);
   info.status = ImplStatus::kClaimsBound;
   info.max_row_sumsq = cpu::kFloatAccMaxRowSumsq;
+  info.max_backward_weight = cpu::kFloatAccMaxBackwardWeight;
   info.forward = forward;
   info.backward = backward;
   info.source = layer ? "impls/cuda/layer_norm.h" : "impls/cuda/rms_norm.h";

@@ -25,6 +25,9 @@
 // Valid range: finite rows with sum(x^2) <= FLT_MAX/8 (impls/cpu/valid_range.h:
 //   every partial sum stays finite), d <= 2^30. Backward requires the
 //   forward's rstd (non-NULL).
+//   Backward: rows and dgamma/dbeta columns whose weight (valid_range.h:
+//   sum |dy gamma| (1 + |xhat|), columns sum |dy| (1 + |xhat|)) is at most
+//   MAX/8 of the accumulation type.
 #ifndef LNV_IMPLS_CUDA_RMS_NORM_H_
 #define LNV_IMPLS_CUDA_RMS_NORM_H_
 

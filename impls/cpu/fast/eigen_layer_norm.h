@@ -24,6 +24,9 @@
 //   row whose fp32 sum of squares overflows is outside its claim (it returns
 //   NaN or infinite statistics there, which the judge only checks for the
 //   NaN contract).
+//   Backward: rows and dgamma/dbeta columns whose weight (valid_range.h:
+//   sum |dy gamma| (1 + |xhat|), columns sum |dy| (1 + |xhat|)) is at most
+//   MAX/8 of the accumulation type.
 #ifndef LNV_IMPLS_CPU_FAST_EIGEN_LAYER_NORM_H_
 #define LNV_IMPLS_CPU_FAST_EIGEN_LAYER_NORM_H_
 

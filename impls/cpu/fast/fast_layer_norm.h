@@ -38,6 +38,9 @@
 //   of squares (or var + eps) overflows are recomputed on x scaled by a power
 //   of two (row_scaling.h says how, and why that is exact); d < 2^43. Rows
 //   holding NaN or +-inf give NaN rows.
+//   Backward: rows and dgamma/dbeta columns whose weight (valid_range.h:
+//   sum |dy gamma| (1 + |xhat|), columns sum |dy| (1 + |xhat|)) is at most
+//   MAX/8 of the accumulation type.
 #ifndef LNV_IMPLS_CPU_FAST_FAST_LAYER_NORM_H_
 #define LNV_IMPLS_CPU_FAST_FAST_LAYER_NORM_H_
 

@@ -24,6 +24,9 @@
 // Valid range: every finite input (max_row_sumsq = +inf): rows whose fp32
 //   sum of squares overflows are recomputed on x scaled by a power of two
 //   (row_scaling.h); d < 2^43. Rows holding NaN or +-inf give NaN rows.
+//   Backward: rows and dgamma/dbeta columns whose weight (valid_range.h:
+//   sum |dy gamma| (1 + |xhat|), columns sum |dy| (1 + |xhat|)) is at most
+//   MAX/8 of the accumulation type.
 #ifndef LNV_IMPLS_CPU_FAST_FAST_RMS_NORM_H_
 #define LNV_IMPLS_CPU_FAST_FAST_RMS_NORM_H_
 

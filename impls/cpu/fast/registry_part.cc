@@ -28,6 +28,7 @@ ImplInfo FastEntry(const TargetKernels& target, DType dtype, const char* algorit
   info.chunk = kStepsPerBlock;
   info.status = ImplStatus::kClaimsBound;
   info.max_row_sumsq = std::numeric_limits<double>::infinity();
+  info.max_backward_weight = cpu::kFloatAccMaxBackwardWeight;  // g is not rescaled
   return info;
 }
 
@@ -64,6 +65,7 @@ ImplInfo EigenLayerNormImpl(DType dtype) {
   info.reduction = Reduction::kSerial;
   info.status = ImplStatus::kClaimsBound;
   info.max_row_sumsq = cpu::kFloatAccMaxRowSumsq;
+  info.max_backward_weight = cpu::kFloatAccMaxBackwardWeight;
   switch (dtype) {
     case DType::kBF16:
       info.forward = &EigenLayerNorm::Forward<DType::kBF16>;

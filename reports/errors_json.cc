@@ -244,6 +244,8 @@ json ToJson(const SweepResult& r, const ReportInputs& in) {
         {"source", i.source},
         {"claimed_max_row_sumsq", Num(i.max_row_sumsq)},
         {"claimed_max_row_sumsq_hex", Hex(i.max_row_sumsq)},
+        {"claimed_max_backward_weight", Num(i.max_backward_weight)},
+        {"claimed_max_backward_weight_hex", Hex(i.max_backward_weight)},
         {"verdict", KernelVerdictWord(k)},
         {"worst_verdict", std::string(VerdictName(k.verdict))},
         {"expected", expected},

@@ -547,7 +547,11 @@ std::string KernelSection(const json& report, const json& impl) {
   o += "<dt>types</dt><dd>" + E(Str(impl, "norm")) + ", x " + E(Str(impl, "x_dtype")) +
        ", params " + E(Str(impl, "param_dtype")) + ", accumulation " + E(Str(impl, "acc_dtype")) +
        "; claimed range: row &Sigma;x&sup2; &le; " +
-       E(ShortNumber(N(impl, "claimed_max_row_sumsq"))) + "</dd>";
+       E(ShortNumber(N(impl, "claimed_max_row_sumsq"))) +
+       (impl.contains("claimed_max_backward_weight")
+            ? ", backward weight &le; " + E(ShortNumber(N(impl, "claimed_max_backward_weight")))
+            : std::string()) +
+       "</dd>";
   o += "<dt>source</dt><dd><code>" + E(Str(impl, "source")) + "</code></dd>";
   o += "<dt>cases</dt><dd>" + E(Str(impl, "cases")) + " judged, " + E(Str(impl, "findings")) +
        " finding(s)" +

@@ -68,7 +68,11 @@ TEST(OracleForward, MatchesAHandDerivedRowWithAnIrrationalRstd) {
       const long double want[] = {-3 / s5, -1 / s5, 1 / s5, 3 / s5};
       for (int i = 0; i < 4; ++i) {
         EXPECT_EQ(r.fwd.y[i].rounded, Reference(want[i], kBinary32)) << i;
-        EXPECT_NEAR(r.fwd.y[i].hi, static_cast<double>(want[i]), 0x1p-50);
+        // hi is the exact value rounded to double (within 2^-53 of it,
+        // relatively); want, a long double, is within 2^-63 (a sqrt and a
+        // division), and w is want rounded to double (2^-53 more).
+        const double w = static_cast<double>(want[i]);
+        EXPECT_NEAR(r.fwd.y[i].hi, w, std::fabs(w) * (0x1p-52 + 0x1p-62));
       }
       EXPECT_EQ(r.fwd.stats[0].var, 1.25);
       EXPECT_EQ(r.fwd.undecided, 0);

@@ -23,7 +23,7 @@
 #include "impls/cuda/storage.h"
 #include "impls/cuda/storage_for.h"
 #include "impls/registry.h"
-#include "oracle/oracle.h"
+#include "harness/formats.h"
 
 namespace lnv::cuda {
 namespace {

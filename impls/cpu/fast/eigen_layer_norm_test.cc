@@ -16,7 +16,7 @@
 #include "impls/cpu/fast/targets.h"
 #include "impls/cpu/valid_range.h"
 #include "impls/dtype.h"
-#include "oracle/oracle.h"
+#include "harness/formats.h"
 
 namespace lnv::fast {
 namespace {

@@ -16,7 +16,7 @@
 #include <vector>
 
 #include "impls/cpu/fast/targets.h"
-#include "oracle/oracle.h"
+#include "harness/formats.h"
 
 namespace lnv::fast {
 namespace {

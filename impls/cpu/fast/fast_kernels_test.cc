@@ -26,7 +26,7 @@
 #include "impls/cpu/fast/targets.h"
 #include "impls/dtype.h"
 #include "impls/registry.h"
-#include "oracle/oracle.h"
+#include "harness/formats.h"
 
 namespace lnv::fast {
 namespace {

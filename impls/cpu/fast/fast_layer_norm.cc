@@ -288,28 +288,12 @@ void FillLayerNorm(TargetKernels* out) {
 HWY_AFTER_NAMESPACE();
 
 #if HWY_ONCE
+#include "impls/cpu/fast/per_target.h"
+
 namespace lnv::fast {
 
 void FillLayerNormKernels(std::int64_t target, TargetKernels* out) {
-  switch (target) {
-#if HWY_TARGETS & HWY_AVX3
-    case HWY_AVX3:
-      N_AVX3::FillLayerNorm(out);
-      return;
-#endif
-#if HWY_TARGETS & HWY_AVX2
-    case HWY_AVX2:
-      N_AVX2::FillLayerNorm(out);
-      return;
-#endif
-#if HWY_TARGETS & HWY_SCALAR
-    case HWY_SCALAR:
-      N_SCALAR::FillLayerNorm(out);
-      return;
-#endif
-    default:
-      return;
-  }
+  LNV_FAST_FILL_FOR_TARGET(target, FillLayerNorm, out);
 }
 
 }  // namespace lnv::fast

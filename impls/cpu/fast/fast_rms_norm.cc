@@ -221,28 +221,12 @@ void FillRmsNorm(TargetKernels* out) {
 HWY_AFTER_NAMESPACE();
 
 #if HWY_ONCE
+#include "impls/cpu/fast/per_target.h"
+
 namespace lnv::fast {
 
 void FillRmsNormKernels(std::int64_t target, TargetKernels* out) {
-  switch (target) {
-#if HWY_TARGETS & HWY_AVX3
-    case HWY_AVX3:
-      N_AVX3::FillRmsNorm(out);
-      return;
-#endif
-#if HWY_TARGETS & HWY_AVX2
-    case HWY_AVX2:
-      N_AVX2::FillRmsNorm(out);
-      return;
-#endif
-#if HWY_TARGETS & HWY_SCALAR
-    case HWY_SCALAR:
-      N_SCALAR::FillRmsNorm(out);
-      return;
-#endif
-    default:
-      return;
-  }
+  LNV_FAST_FILL_FOR_TARGET(target, FillRmsNorm, out);
 }
 
 }  // namespace lnv::fast

@@ -6,6 +6,7 @@
 // once to nearest even.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -333,6 +334,57 @@ TEST(FastKernels, ARowsResultsDoNotDependOnItsBatch) {
       ASSERT_EQ(alone.y.At(i), batch.y.At(r * c.d + i)) << impl.name << " i=" << i;
     }
     EXPECT_EQ(alone.rstd[0], batch.rstd[r]) << impl.name;
+  }
+}
+
+// The fp32 forward computes each row's sum in the previous row's write pass
+// (fast_layer_norm.cc, WriteRowSummingNext). Every row of a batch must still
+// give the bits it gives alone: ordinary rows next to rescaled ones (their
+// fp32 sum of squares overflows), rows holding NaN or infinity, row lengths
+// of one block and of several, with and without streaming stores.
+TEST(FastKernels, EveryRowOfAMixedBatchGivesTheBitsItGivesAlone) {
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  const double inf = std::numeric_limits<double>::infinity();
+  for (const ImplInfo& impl : FastImpls()) {
+    for (const std::int64_t d : {1, 17, 1025, 4097}) {
+      Case c = FamilyCase("heavy_tails", impl.norm, impl.x_dtype, d, 4);
+      c.dy.clear();
+      std::vector<double> special(static_cast<std::size_t>(d), 1.5);
+      special[static_cast<std::size_t>(d / 2)] = nan;
+      c.x.insert(c.x.begin() + d, special.begin(), special.end());  // row 1 holds a NaN
+      special[static_cast<std::size_t>(d / 2)] = -inf;
+      c.x.insert(c.x.end(), special.begin(), special.end());  // row 5 an infinity
+      c.rows += 2;
+      if (impl.x_dtype == DType::kF32) {
+        // then five rows that are rescaled, and an ordinary row after them
+        const Case big = OverflowingRows(impl.norm, d);
+        c.x.insert(c.x.end(), big.x.begin(), big.x.end());
+        c.x.insert(c.x.end(), c.x.begin(), c.x.begin() + d);
+        c.rows += big.rows + 1;
+      }
+      for (const std::int64_t stream_bytes : {std::int64_t{-1}, std::int64_t{0}}) {
+        SetStreamingFootprintBytesForTest(stream_bytes);
+        const Outputs batch = RunKernel(impl, c, 1);
+        ASSERT_EQ(batch.forward_rc, 0) << impl.name;
+        for (std::int64_t r = 0; r < c.rows; ++r) {
+          Case single = c;
+          single.rows = 1;
+          single.x.assign(c.x.begin() + r * d, c.x.begin() + (r + 1) * d);
+          const Outputs alone = RunKernel(impl, single, 1);
+          const auto y = batch.y.Payload();
+          const auto one = alone.y.Payload();
+          const std::size_t row_bytes = one.size();
+          EXPECT_TRUE(std::equal(one.begin(), one.end(),
+                                 y.begin() + static_cast<std::ptrdiff_t>(r * row_bytes)))
+              << impl.name << " d=" << d << " row " << r << " stream " << stream_bytes;
+          EXPECT_EQ(std::memcmp(&alone.rstd[0], &batch.rstd[r], sizeof(float)), 0)
+              << impl.name << " d=" << d << " row " << r;
+          EXPECT_EQ(std::memcmp(&alone.mean[0], &batch.mean[r], sizeof(float)), 0)
+              << impl.name << " d=" << d << " row " << r;
+        }
+      }
+      SetStreamingFootprintBytesForTest(-1);
+    }
   }
 }
 

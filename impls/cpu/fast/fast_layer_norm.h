@@ -2,11 +2,14 @@
 // (dx, dgamma, dbeta) for fp32, bf16 and fp16 storage with fp32 accumulation.
 //
 // Algorithm: two-pass. mean = sum(x) / d; var = sum((x - mean)^2) / d; both
-//   sums in the tree shape of reduction_shape.h (columns of 4 vectors, 8
+//   sums in the tree shape of reduction_shape.h (columns of 8 vectors, 8
 //   serial terms per column and block, blocks merged pairwise, then the
 //   accumulators and lanes pairwise); rstd = 1 / sqrt(var + eps), fp32
 //   division and square root; xhat = (x - mean) * rstd; y = gamma * xhat +
-//   beta with one FMA (an absent gamma or beta is skipped).
+//   beta with one FMA (an absent gamma or beta is skipped). For fp32 rows
+//   the pass that writes y also computes the next row's sum(x), in the same
+//   shape and so to the same bits (memory reads and writes then overlap);
+//   every row gives the bits it gives alone (tested).
 // SIMD: Google Highway (Debian's libhwy 1.0.3), compiled per target in one
 //   source: AVX-512, AVX2 and Highway's scalar fallback (SSE4/SSSE3 are not
 //   built: AVX2 covers every x86-64 CPU of the last decade). Highway rather

@@ -88,8 +88,8 @@ Inputs MakeInputs(std::int64_t d, DType dtype) {
   const std::int64_t n = in.p.rows * d;
   std::mt19937_64 rng(static_cast<std::uint64_t>(d) * 31 + static_cast<std::uint64_t>(dtype));
   std::normal_distribution<float> normal;
-  const auto fill = [&](std::vector<unsigned char>& buf, std::int64_t count, float mean,
-                        float spread, std::vector<float>* as_f32) {
+  const auto fill = [&](AlignedVector<unsigned char>& buf, std::int64_t count, float mean,
+                        float spread, AlignedVector<float>* as_f32) {
     buf.assign(static_cast<std::size_t>(count) * SizeOf(dtype), 0);
     for (std::int64_t i = 0; i < count; ++i) {
       StoreFromFloat(buf.data(), dtype, i, mean + spread * normal(rng));
@@ -155,8 +155,8 @@ class FastRunner : public Runner {
  private:
   ForwardFn forward_fn_ = nullptr;
   BackwardFn backward_fn_ = nullptr;
-  std::vector<unsigned char> y_, dx_, dgamma_, dbeta_;
-  std::vector<float> mean_, rstd_;
+  AlignedVector<unsigned char> y_, dx_, dgamma_, dbeta_;
+  AlignedVector<float> mean_, rstd_;
   ForwardArgs f_{};
   BackwardArgs b_{};
 };
@@ -191,7 +191,7 @@ class MemcpyRunner : public Runner {
   }
   int threads_;
   std::size_t forward_bytes_ = 0, backward_bytes_ = 0;
-  std::vector<unsigned char> src_, dst_;
+  AlignedVector<unsigned char> src_, dst_;
 };
 
 std::unique_ptr<Runner> MakeRunner(Impl impl, const Inputs& in) {

@@ -5,14 +5,38 @@
 #ifndef LNV_BENCH_KERNEL_RUNNERS_H_
 #define LNV_BENCH_KERNEL_RUNNERS_H_
 
+#include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <new>
 #include <string>
 #include <vector>
 
 #include "impls/api.h"
 
 namespace lnv::bench {
+
+// Every buffer a runner reads or writes starts on a 64-byte boundary, as
+// framework tensors do (PyTorch's CPU allocator aligns to 64 bytes). A plain
+// std::vector of this size sits 16 bytes past a page boundary (glibc's mmap
+// chunk header), so every 64-byte vector access of an AVX-512 kernel would
+// straddle two cache lines.
+template <typename T>
+struct CacheLineAllocator {
+  using value_type = T;
+  static constexpr std::align_val_t kAlign{64};
+  CacheLineAllocator() = default;
+  template <typename U>
+  CacheLineAllocator(const CacheLineAllocator<U>&) {}  // NOLINT: rebinding
+  T* allocate(std::size_t n) { return static_cast<T*>(::operator new(n * sizeof(T), kAlign)); }
+  void deallocate(T* p, std::size_t) { ::operator delete(p, kAlign); }
+  template <typename U>
+  bool operator==(const CacheLineAllocator<U>&) const {
+    return true;
+  }
+};
+template <typename T>
+using AlignedVector = std::vector<T, CacheLineAllocator<T>>;
 
 // rows x d LayerNorm with gamma and beta, fp32 or bf16 storage.
 struct Problem {
@@ -27,8 +51,8 @@ struct Problem {
 // in the storage dtype and in fp32 (oneDNN takes fp32 scale and shift).
 struct Inputs {
   Problem p;
-  std::vector<unsigned char> x, dy, gamma, beta;
-  std::vector<float> gamma_f32, beta_f32;
+  AlignedVector<unsigned char> x, dy, gamma, beta;
+  AlignedVector<float> gamma_f32, beta_f32;
 };
 
 class Runner {

@@ -76,8 +76,8 @@ class OneDnnRunner : public Runner {
   dnnl::stream stream_;
   dnnl::layer_normalization_forward forward_;
   dnnl::layer_normalization_backward backward_;
-  std::vector<unsigned char> y_, dx_;
-  std::vector<float> mean_, variance_, dscale_, dshift_;
+  AlignedVector<unsigned char> y_, dx_;
+  AlignedVector<float> mean_, variance_, dscale_, dshift_;
   std::unordered_map<int, dnnl::memory> forward_args_, backward_args_;
 };
 

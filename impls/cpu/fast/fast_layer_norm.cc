@@ -107,7 +107,7 @@ template <typename T, bool kGamma, bool kBeta, bool kScaled>
 HWY_INLINE float LayerNormWriteRow(const T* HWY_RESTRICT x, const float* HWY_RESTRICT gamma,
                                    const float* HWY_RESTRICT beta, T* HWY_RESTRICT y,
                                    std::int64_t d, const RowStats& st, bool stream,
-                                   const T* HWY_RESTRICT next) {
+                                   const T* HWY_RESTRICT next, bool finite_params) {
   const DF df;
   const VF vscale = hn::Set(df, st.scale);
   const VF vmean = hn::Set(df, st.mean_s);
@@ -130,7 +130,16 @@ HWY_INLINE float LayerNormWriteRow(const T* HWY_RESTRICT x, const float* HWY_RES
     }
   };
   if (next != nullptr) return WriteRowSummingNext(df, y, d, stream, at, next);
-  WriteRow(df, y, d, stream, at);
+  // No y is NaN when the statistics and the parameters are finite: a finite
+  // rstd means a finite row (a NaN or an infinity in x makes the mean and
+  // then rstd NaN, LayerNormStats), every |xhat| <= sqrt(d) (1 + O(u)), and
+  // an FMA of finite values is never NaN (it may overflow to infinity).
+  // The bf16 rounding then skips its NaN fix-up.
+  if (finite_params && std::isfinite(st.mean_s) && std::isfinite(st.rstd_s)) {
+    WriteRow</*kMayHoldNaN=*/false>(df, y, d, stream, at);
+  } else {
+    WriteRow(df, y, d, stream, at);
+  }
   return 0.f;
 }
 
@@ -150,8 +159,11 @@ void LayerNormForwardRowsOf(const ForwardArgs& a, WorkQueue& queue, float* scrat
   // separate passes, the second prefetching the next row into L2. Measured
   // with bench_kernels (bench/README.md): fusing took fp32 at d = 4096 from
   // 0.75x to 1.0-1.05x oneDNN, and cost bf16 10-20 %, whose write pass has
-  // twice the work per byte (the rounding).
+  // twice the work per byte (the rounding). (Widening a 16-bit row once into
+  // an fp32 copy for the later passes measured slower, too.)
   constexpr bool kFuse = kIsF32<T>;
+  const bool finite_params = (gamma == nullptr || RowIsFinite(df, gamma, d)) &&
+                             (beta == nullptr || RowIsFinite(df, beta, d));
   WorkItem item;
   while (queue.Next(&item)) {
     float next_sum = 0.f;  // sum of row r, when the previous write computed it
@@ -164,11 +176,11 @@ void LayerNormForwardRowsOf(const ForwardArgs& a, WorkQueue& queue, float* scrat
       T* yr = y + r * d;
       const T* fused = kFuse ? next : nullptr;
       if (st.scale == 1.f) {
-        next_sum = LayerNormWriteRow<T, kGamma, kBeta, false>(xr, gamma, beta, yr, d, st, stream,
-                                                              fused);
+        next_sum = LayerNormWriteRow<T, kGamma, kBeta, false>(xr, gamma, beta, yr, d, st,
+                                                                 stream, fused, finite_params);
       } else {
-        next_sum = LayerNormWriteRow<T, kGamma, kBeta, true>(xr, gamma, beta, yr, d, st, stream,
-                                                             fused);
+        next_sum = LayerNormWriteRow<T, kGamma, kBeta, true>(xr, gamma, beta, yr, d, st,
+                                                                stream, fused, finite_params);
       }
       have_sum = fused != nullptr;
       if (a.mean != nullptr) a.mean[r] = st.mean;

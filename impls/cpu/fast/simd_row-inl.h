@@ -85,19 +85,30 @@ HWY_INLINE void FloatToNarrow(float f, T* p) {
 }
 
 #if HWY_TARGET != HWY_SCALAR
-// Round-to-nearest-even f32 -> bf16 (see the header comment).
-HWY_INLINE hn::Vec<hn::Rebind<hwy::bfloat16_t, DF>> DemoteToBf16Rne(DF df, VF v) {
+// The bf16 bits of v, rounded to nearest even, in the upper half of each
+// 32-bit lane (see the header comment). kMayHoldNaN = false skips the NaN
+// fix-up, for callers that know no lane is NaN: for every other f32 value,
+// NaN-free rounding is exact RNE, overflow into infinity included.
+template <bool kMayHoldNaN = true>
+HWY_INLINE hn::Vec<hn::RebindToUnsigned<DF>> Bf16RneInHighHalves(VF v) {
   const hn::RebindToUnsigned<DF> du32;
-  const hn::RebindToSigned<DF> di32;
-  const hn::Rebind<std::uint16_t, DF> du16;
-  const hn::Rebind<hwy::bfloat16_t, DF> dbf;
   const auto bits = hn::BitCast(du32, v);
   const auto lowest_kept = hn::And(hn::ShiftRight<16>(bits), hn::Set(du32, 1u));
   const auto rounded = hn::Add(bits, hn::Add(hn::Set(du32, 0x7FFFu), lowest_kept));
+  if constexpr (!kMayHoldNaN) return rounded;
   const auto quiet_nan = hn::Or(bits, hn::Set(du32, 0x00400000u));
-  const auto out = hn::IfThenElse(hn::RebindMask(du32, hn::IsNaN(v)), quiet_nan, rounded);
+  return hn::IfThenElse(hn::RebindMask(du32, hn::IsNaN(v)), quiet_nan, rounded);
+}
+
+// Round-to-nearest-even f32 -> bf16, NaNs quieted, never rounded into
+// infinity.
+HWY_INLINE hn::Vec<hn::Rebind<hwy::bfloat16_t, DF>> DemoteToBf16Rne(DF df, VF v) {
+  const hn::RebindToSigned<DF> di32;
+  const hn::Rebind<std::uint16_t, DF> du16;
+  const hn::Rebind<hwy::bfloat16_t, DF> dbf;
   (void)df;
-  return hn::BitCast(dbf, hn::DemoteTo(du16, hn::BitCast(di32, hn::ShiftRight<16>(out))));
+  return hn::BitCast(
+      dbf, hn::DemoteTo(du16, hn::BitCast(di32, hn::ShiftRight<16>(Bf16RneInHighHalves(v)))));
 }
 #endif
 
@@ -210,28 +221,18 @@ inline bool UseStreamingStores(std::int64_t footprint_bytes, std::int64_t row_by
 }
 
 #if HWY_TARGET == HWY_AVX3
-// bf16 bits of v (RNE, NaNs quieted) in the upper half of each 32-bit lane:
-// DemoteToBf16Rne before its narrowing.
-HWY_INLINE hn::Vec<hn::RebindToUnsigned<DF>> Bf16RneInHighHalves(VF v) {
-  const hn::RebindToUnsigned<DF> du32;
-  const auto bits = hn::BitCast(du32, v);
-  const auto lowest_kept = hn::And(hn::ShiftRight<16>(bits), hn::Set(du32, 1u));
-  const auto rounded = hn::Add(bits, hn::Add(hn::Set(du32, 0x7FFFu), lowest_kept));
-  const auto quiet_nan = hn::Or(bits, hn::Set(du32, 0x00400000u));
-  return hn::IfThenElse(hn::RebindMask(du32, hn::IsNaN(v)), quiet_nan, rounded);
-}
-
 // Two vectors of results (2 * 16 lanes) rounded into 16-bit T as one
 // 64-byte vector: lo's lanes first. bf16 takes the upper halves of both
 // rounded vectors with one two-table permutation (ConcatOdd) rather than a
 // shift, a pack and a lane permutation per vector.
-template <typename T>
+template <typename T, bool kMayHoldNaN = true>
 HWY_INLINE hn::Vec<hn::Repartition<T, DF>> LineOfHalves(DF df, VF lo, VF hi) {
   const hn::Repartition<T, DF> dline;
   if constexpr (kIsBf16<T>) {
     const hn::Repartition<std::uint16_t, DF> du16;
-    return hn::BitCast(dline, hn::ConcatOdd(du16, hn::BitCast(du16, Bf16RneInHighHalves(hi)),
-                                            hn::BitCast(du16, Bf16RneInHighHalves(lo))));
+    return hn::BitCast(dline,
+                       hn::ConcatOdd(du16, hn::BitCast(du16, Bf16RneInHighHalves<kMayHoldNaN>(hi)),
+                                     hn::BitCast(du16, Bf16RneInHighHalves<kMayHoldNaN>(lo))));
   } else {
     const hn::Rebind<T, DF> dt;
     (void)df;
@@ -240,15 +241,15 @@ HWY_INLINE hn::Vec<hn::Repartition<T, DF>> LineOfHalves(DF df, VF lo, VF hi) {
 }
 
 // LineOfHalves streamed as one whole 64-byte line at p (aligned).
-template <typename T>
+template <bool kMayHoldNaN, typename T>
 HWY_INLINE void StreamLineOfHalves(DF df, VF lo, VF hi, T* HWY_RESTRICT p) {
-  hn::Stream(LineOfHalves<T>(df, lo, hi), hn::Repartition<T, DF>(), p);
+  hn::Stream(LineOfHalves<T, kMayHoldNaN>(df, lo, hi), hn::Repartition<T, DF>(), p);
 }
 
 // LineOfHalves stored at p (any alignment).
-template <typename T>
+template <bool kMayHoldNaN, typename T>
 HWY_INLINE void StoreLineOfHalves(DF df, VF lo, VF hi, T* HWY_RESTRICT p) {
-  hn::StoreU(LineOfHalves<T>(df, lo, hi), hn::Repartition<T, DF>(), p);
+  hn::StoreU(LineOfHalves<T, kMayHoldNaN>(df, lo, hi), hn::Repartition<T, DF>(), p);
 }
 #endif
 
@@ -262,7 +263,10 @@ HWY_INLINE void StoreLineOfHalves(DF df, VF lo, VF hi, T* HWY_RESTRICT p) {
 // streaming at all; so AVX2 and the scalar target never stream). The partial
 // lines at either end use ordinary stores, so no line is written both ways.
 // Which stores are used never changes a value.
-template <typename T, class At>
+//
+// kMayHoldNaN = false: the caller knows no result is NaN, and the AVX-512
+// bf16 rounding of whole lines skips its NaN fix-up (Bf16RneInHighHalves).
+template <bool kMayHoldNaN = true, typename T, class At>
 HWY_INLINE void WriteRow(DF df, T* HWY_RESTRICT out, std::int64_t d, bool stream, const At& at) {
   const std::int64_t lanes = static_cast<std::int64_t>(hn::Lanes(df));
   constexpr std::size_t kVectorBytes = sizeof(T) * hn::MaxLanes(DF());
@@ -282,7 +286,7 @@ HWY_INLINE void WriteRow(DF df, T* HWY_RESTRICT out, std::int64_t d, bool stream
       for (; i + 2 * lanes <= d; i += 2 * lanes) {
         const VF lo = at(i, lanes);
         const VF hi = at(i + lanes, lanes);
-        StoreLineOfHalves(df, lo, hi, out + i);
+        StoreLineOfHalves<kMayHoldNaN>(df, lo, hi, out + i);
       }
       return StoreRange(df, out, i, d, at);
     }
@@ -303,7 +307,7 @@ HWY_INLINE void WriteRow(DF df, T* HWY_RESTRICT out, std::int64_t d, bool stream
 #if HWY_TARGET == HWY_AVX3
       const VF lo = at(i, lanes);
       const VF hi = at(i + lanes, lanes);
-      StreamLineOfHalves(df, lo, hi, out + i);
+      StreamLineOfHalves<kMayHoldNaN>(df, lo, hi, out + i);
 #endif
     }
   }

@@ -100,12 +100,14 @@ HWY_INLINE RowStats LayerNormStats(DF df, const T* HWY_RESTRICT x, std::int64_t 
 }
 
 // y = gamma * ((x s - mean_s) * rstd_s) + beta, one vector at a time (the
-// multiplication by s only for a rescaled row).
+// multiplication by s only for a rescaled row). gamma/beta: fp32 copies;
+// gamma_t/beta_t: the caller's arrays (used by the bf16 path).
 // With `next`, the write is fused with next's first statistics pass
 // (WriteRowSummingNext), and sum(next) is returned; otherwise 0.
 template <typename T, bool kGamma, bool kBeta, bool kScaled>
 HWY_INLINE float LayerNormWriteRow(const T* HWY_RESTRICT x, const float* HWY_RESTRICT gamma,
-                                   const float* HWY_RESTRICT beta, T* HWY_RESTRICT y,
+                                   const float* HWY_RESTRICT beta, const T* HWY_RESTRICT gamma_t,
+                                   const T* HWY_RESTRICT beta_t, T* HWY_RESTRICT y,
                                    std::int64_t d, const RowStats& st, bool stream,
                                    const T* HWY_RESTRICT next, bool finite_params) {
   const DF df;
@@ -115,19 +117,27 @@ HWY_INLINE float LayerNormWriteRow(const T* HWY_RESTRICT x, const float* HWY_RES
   // By value: captured by reference, the constants would be reloaded from
   // memory after every store (the compiler cannot tell that y's stores do
   // not change them).
-  const auto at = [=](std::int64_t i, std::int64_t m) LNV_INLINE_LAMBDA {
-    VF xs = LoadAt(df, x, i, m);
+  const auto f = [=](VF xs, VF g, VF b) LNV_INLINE_LAMBDA {
     if constexpr (kScaled) xs = hn::Mul(xs, vscale);
     const VF xhat = hn::Mul(hn::Sub(xs, vmean), vrstd);
     if constexpr (kGamma && kBeta) {
-      return hn::MulAdd(LoadAt(df, gamma, i, m), xhat, LoadAt(df, beta, i, m));
+      return hn::MulAdd(g, xhat, b);
     } else if constexpr (kGamma) {
-      return hn::Mul(LoadAt(df, gamma, i, m), xhat);
+      (void)b;
+      return hn::Mul(g, xhat);
     } else if constexpr (kBeta) {
-      return hn::Add(xhat, LoadAt(df, beta, i, m));
+      (void)g;
+      return hn::Add(xhat, b);
     } else {
+      (void)g;
+      (void)b;
       return xhat;
     }
+  };
+  const auto at = [=](std::int64_t i, std::int64_t m) LNV_INLINE_LAMBDA {
+    const VF g = kGamma ? LoadAt(df, gamma, i, m) : hn::Zero(df);
+    const VF b = kBeta ? LoadAt(df, beta, i, m) : hn::Zero(df);
+    return f(LoadAt(df, x, i, m), g, b);
   };
   if (next != nullptr) return WriteRowSummingNext(df, y, d, stream, at, next);
   // No y is NaN when the statistics and the parameters are finite: a finite
@@ -135,7 +145,21 @@ HWY_INLINE float LayerNormWriteRow(const T* HWY_RESTRICT x, const float* HWY_RES
   // then rstd NaN, LayerNormStats), every |xhat| <= sqrt(d) (1 + O(u)), and
   // an FMA of finite values is never NaN (it may overflow to infinity).
   // The bf16 rounding then skips its NaN fix-up.
-  if (finite_params && std::isfinite(st.mean_s) && std::isfinite(st.rstd_s)) {
+  const bool nan_free = finite_params && std::isfinite(st.mean_s) && std::isfinite(st.rstd_s);
+#if HWY_TARGET != HWY_SCALAR
+  if constexpr (kIsBf16<T>) {
+    // Every element goes through f, with the same operands, as in `at`: the
+    // same bits.
+    const std::int64_t done =
+        nan_free ? WriteBf16RowInPairs<false>(df, x, gamma_t, beta_t, y, d, stream, f)
+                 : WriteBf16RowInPairs<true>(df, x, gamma_t, beta_t, y, d, stream, f);
+    StoreRange(df, y, done, d, at);
+    return 0.f;
+  }
+#endif
+  (void)gamma_t;
+  (void)beta_t;
+  if (nan_free) {
     WriteRow</*kMayHoldNaN=*/false>(df, y, d, stream, at);
   } else {
     WriteRow(df, y, d, stream, at);
@@ -148,8 +172,10 @@ void LayerNormForwardRowsOf(const ForwardArgs& a, WorkQueue& queue, float* scrat
   const DF df;
   const std::int64_t d = a.d;
   const T* x = static_cast<const T*>(a.x);
-  const float* gamma = ParamsAsF32(df, static_cast<const T*>(a.gamma), d, scratch);
-  const float* beta = ParamsAsF32(df, static_cast<const T*>(a.beta), d, scratch + PaddedLength(d));
+  const T* gamma_t = static_cast<const T*>(a.gamma);
+  const T* beta_t = static_cast<const T*>(a.beta);
+  const float* gamma = ParamsAsF32(df, gamma_t, d, scratch);
+  const float* beta = ParamsAsF32(df, beta_t, d, scratch + PaddedLength(d));
   T* y = static_cast<T*>(a.y);
   const bool stream = UseStreamingStores(2 * a.rows * d * static_cast<std::int64_t>(sizeof(T)),
                                          d * static_cast<std::int64_t>(sizeof(T)));
@@ -176,11 +202,11 @@ void LayerNormForwardRowsOf(const ForwardArgs& a, WorkQueue& queue, float* scrat
       T* yr = y + r * d;
       const T* fused = kFuse ? next : nullptr;
       if (st.scale == 1.f) {
-        next_sum = LayerNormWriteRow<T, kGamma, kBeta, false>(xr, gamma, beta, yr, d, st,
-                                                                 stream, fused, finite_params);
+        next_sum = LayerNormWriteRow<T, kGamma, kBeta, false>(
+            xr, gamma, beta, gamma_t, beta_t, yr, d, st, stream, fused, finite_params);
       } else {
-        next_sum = LayerNormWriteRow<T, kGamma, kBeta, true>(xr, gamma, beta, yr, d, st,
-                                                                stream, fused, finite_params);
+        next_sum = LayerNormWriteRow<T, kGamma, kBeta, true>(
+            xr, gamma, beta, gamma_t, beta_t, yr, d, st, stream, fused, finite_params);
       }
       have_sum = fused != nullptr;
       if (a.mean != nullptr) a.mean[r] = st.mean;

@@ -314,6 +314,53 @@ HWY_INLINE void WriteRow(DF df, T* HWY_RESTRICT out, std::int64_t d, bool stream
   StoreRange(df, out, body_end, d, at);
 }
 
+#if HWY_TARGET != HWY_SCALAR
+// bf16 rows, 2 * Lanes elements at a time, without widening shuffles: a
+// vector of 32-bit lanes holds elements 2j (low half) and 2j + 1 (high
+// half), so the even elements widen with one shift, the odd ones with one
+// AND; gamma and beta are read as the bf16 they are stored as (half the L1
+// footprint of fp32 copies: at d = 4096, x, gamma, beta and y then take
+// 32 KiB of L1 rather than 48). The rounded results go back into place with
+// one shift and one OR, in element order. Computes out[i] = f(x[i], g[i],
+// b[i]) for the whole pairs of vectors of the row and returns how many
+// elements it wrote; the caller writes the rest. g or b may be nullptr (f
+// then ignores that argument). With `stream`, a 64-byte-aligned row goes
+// out with non-temporal stores where a step is a whole line (AVX-512).
+template <bool kMayHoldNaN, class F>
+HWY_INLINE std::int64_t WriteBf16RowInPairs(DF df, const hwy::bfloat16_t* HWY_RESTRICT x,
+                                            const hwy::bfloat16_t* HWY_RESTRICT g,
+                                            const hwy::bfloat16_t* HWY_RESTRICT b,
+                                            hwy::bfloat16_t* HWY_RESTRICT out, std::int64_t d,
+                                            bool stream, const F& f) {
+  const hn::RebindToUnsigned<DF> du;
+  const std::int64_t step = 2 * static_cast<std::int64_t>(hn::Lanes(df));
+  const auto high = hn::Set(du, 0xFFFF0000u);
+  const auto pairs_at = [&](const hwy::bfloat16_t* p, std::int64_t i) {
+    return hn::LoadU(du, reinterpret_cast<const std::uint32_t*>(p + i));
+  };
+  const auto even = [&](hn::Vec<decltype(du)> v) { return hn::BitCast(df, hn::ShiftLeft<16>(v)); };
+  const auto odd = [&](hn::Vec<decltype(du)> v) { return hn::BitCast(df, hn::And(v, high)); };
+  const bool stream_lines = stream && step * 2 == static_cast<std::int64_t>(kCacheLine) &&
+                            reinterpret_cast<std::uintptr_t>(out) % kCacheLine == 0;
+  std::int64_t i = 0;
+  for (; i + step <= d; i += step) {
+    const auto xv = pairs_at(x, i);
+    const auto gv = g != nullptr ? pairs_at(g, i) : hn::Zero(du);
+    const auto bv = b != nullptr ? pairs_at(b, i) : hn::Zero(du);
+    const auto re = Bf16RneInHighHalves<kMayHoldNaN>(f(even(xv), even(gv), even(bv)));
+    const auto ro = Bf16RneInHighHalves<kMayHoldNaN>(f(odd(xv), odd(gv), odd(bv)));
+    const auto packed = hn::Or(hn::ShiftRight<16>(re), hn::And(ro, high));
+    auto* p = reinterpret_cast<std::uint32_t*>(out + i);
+    if (stream_lines) {
+      hn::Stream(packed, du, p);
+    } else {
+      hn::StoreU(packed, du, p);
+    }
+  }
+  return i;
+}
+#endif
+
 // Asks for the line holding p in L2 (the next row, while this one is worked
 // on from L1: it keeps the memory busy between the rows' streams).
 template <typename T>

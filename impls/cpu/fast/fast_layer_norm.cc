@@ -80,11 +80,12 @@ HWY_INLINE RowStats LayerNormStats(DF df, const T* HWY_RESTRICT x, std::int64_t 
   }
   const float mean = sum / n;
   const VF vmean = hn::Set(df, mean);
+  constexpr std::int64_t kPerLine = static_cast<std::int64_t>(kCacheLine / sizeof(T));
   float m2 = 0.f;
   TreeSums<1>(
       df, d,
       [&](std::int64_t i, std::int64_t m, VF* t) LNV_INLINE_LAMBDA {
-        if (next != nullptr) PrefetchToL2(next + i);
+        if (next != nullptr && i % kPerLine == 0) PrefetchToL2(next + i);
         const VF dev = hn::Sub(LoadAt(df, x, i, m), vmean);
         t[0] = KeepFirst(df, hn::Mul(dev, dev), m);
       },
@@ -241,10 +242,11 @@ HWY_NOINLINE void LayerNormBackwardRow(const T* HWY_RESTRICT x, const T* HWY_RES
   const VF vscale = hn::Set(df, scale);
   const VF vmean = hn::Set(df, mean * scale);
   const VF vrstd_s = hn::Set(df, rstd / scale);
-  const auto xhat_at = [&](std::int64_t i, std::int64_t m) LNV_INLINE_LAMBDA {
+  // By value, as in the forward: no reloads after every store.
+  const auto xhat_at = [=](std::int64_t i, std::int64_t m) LNV_INLINE_LAMBDA {
     return hn::Mul(hn::Sub(hn::Mul(LoadAt(df, x, i, m), vscale), vmean), vrstd_s);
   };
-  const auto g_at = [&](VF dyv, std::int64_t i, std::int64_t m) LNV_INLINE_LAMBDA {
+  const auto g_at = [=](VF dyv, std::int64_t i, std::int64_t m) LNV_INLINE_LAMBDA {
     if constexpr (kGamma) {
       return hn::Mul(dyv, LoadAt(df, gamma, i, m));
     } else {
@@ -270,8 +272,10 @@ HWY_NOINLINE void LayerNormBackwardRow(const T* HWY_RESTRICT x, const T* HWY_RES
   const VF vr = hn::Set(df, rstd);
   // dx, and the row's dy * xhat and dy into the partials, in one pass over
   // the row while it is in L1 from the pass above.
-  const auto dx_at = [&](std::int64_t i, std::int64_t m) LNV_INLINE_LAMBDA {
-    if (next_x != nullptr) {  // the next row, while this one is finished from L1
+  constexpr std::int64_t kPerLine = static_cast<std::int64_t>(kCacheLine / sizeof(T));
+  const auto dx_at = [=](std::int64_t i, std::int64_t m) LNV_INLINE_LAMBDA {
+    // The next row, a line at a time, while this one is finished from L1.
+    if (next_x != nullptr && i % kPerLine == 0) {
       PrefetchToL2(next_x + i);
       PrefetchToL2(next_dy + i);
     }

@@ -20,6 +20,7 @@
 #endif
 
 #include "harness/families.h"
+#include "harness/formats.h"
 #include "harness/judge.h"
 #include "impls/cpu/fast/driver.h"
 #include "impls/cpu/fast/fast_layer_norm.h"
@@ -27,7 +28,6 @@
 #include "impls/cpu/fast/targets.h"
 #include "impls/dtype.h"
 #include "impls/registry.h"
-#include "harness/formats.h"
 
 namespace lnv::fast {
 namespace {
@@ -481,7 +481,7 @@ TEST(FastKernels, StreamingStoresGiveTheSameBitsAsOrdinaryStores) {
     const std::int64_t rows = 24;
     const Case c = FamilyCase("standard_normal", impl.norm, impl.x_dtype, d, rows);
     SetStreamingFootprintBytesForTest(-1);
-    ASSERT_GT(StreamingFootprintBytes(), 3 * rows * d * 4);  // this call does not stream
+    ASSERT_GT(StreamingFootprintBytes() / 2, 3 * rows * d * 4);  // this call does not stream
     const Outputs ordinary = RunKernel(impl, c, 3);
     SetStreamingFootprintBytesForTest(0);  // every call with rows of >= 1 KiB streams
     const Outputs streamed = RunKernel(impl, c, 3);

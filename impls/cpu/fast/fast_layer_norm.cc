@@ -108,9 +108,9 @@ HWY_INLINE RowStats LayerNormStats(DF df, const T* HWY_RESTRICT x, std::int64_t 
 template <typename T, bool kGamma, bool kBeta, bool kScaled>
 HWY_INLINE float LayerNormWriteRow(const T* HWY_RESTRICT x, const float* HWY_RESTRICT gamma,
                                    const float* HWY_RESTRICT beta, const T* HWY_RESTRICT gamma_t,
-                                   const T* HWY_RESTRICT beta_t, T* HWY_RESTRICT y,
-                                   std::int64_t d, const RowStats& st, bool stream,
-                                   const T* HWY_RESTRICT next, bool finite_params) {
+                                   const T* HWY_RESTRICT beta_t, T* HWY_RESTRICT y, std::int64_t d,
+                                   const RowStats& st, bool stream, const T* HWY_RESTRICT next,
+                                   bool finite_params) {
   const DF df;
   const VF vscale = hn::Set(df, st.scale);
   const VF vmean = hn::Set(df, st.mean_s);
@@ -198,16 +198,16 @@ void LayerNormForwardRowsOf(const ForwardArgs& a, WorkQueue& queue, float* scrat
     for (std::int64_t r = item.row_begin; r < item.row_end; ++r) {
       const T* xr = x + r * d;
       const T* next = r + 1 < item.row_end ? xr + d : nullptr;
-      const RowStats st = LayerNormStats(df, xr, d, a.eps, kFuse ? nullptr : next,
-                                         have_sum ? &next_sum : nullptr);
+      const RowStats st =
+          LayerNormStats(df, xr, d, a.eps, kFuse ? nullptr : next, have_sum ? &next_sum : nullptr);
       T* yr = y + r * d;
       const T* fused = kFuse ? next : nullptr;
       if (st.scale == 1.f) {
-        next_sum = LayerNormWriteRow<T, kGamma, kBeta, false>(
-            xr, gamma, beta, gamma_t, beta_t, yr, d, st, stream, fused, finite_params);
+        next_sum = LayerNormWriteRow<T, kGamma, kBeta, false>(xr, gamma, beta, gamma_t, beta_t, yr,
+                                                              d, st, stream, fused, finite_params);
       } else {
-        next_sum = LayerNormWriteRow<T, kGamma, kBeta, true>(
-            xr, gamma, beta, gamma_t, beta_t, yr, d, st, stream, fused, finite_params);
+        next_sum = LayerNormWriteRow<T, kGamma, kBeta, true>(xr, gamma, beta, gamma_t, beta_t, yr,
+                                                             d, st, stream, fused, finite_params);
       }
       have_sum = fused != nullptr;
       if (a.mean != nullptr) a.mean[r] = st.mean;
@@ -300,8 +300,9 @@ void LayerNormBackwardRows(const BackwardArgs& a, WorkQueue& queue, const Partia
   const float* gamma = ParamsAsF32(df, static_cast<const T*>(a.gamma), d, scratch);
   T* dx = static_cast<T*>(a.dx);
   const bool saved = a.mean != nullptr && a.rstd != nullptr;
-  const bool stream = UseStreamingStores(3 * a.rows * d * static_cast<std::int64_t>(sizeof(T)),
-                                         d * static_cast<std::int64_t>(sizeof(T)));
+  const bool stream =
+      UseStreamingStoresInBackward(3 * a.rows * d * static_cast<std::int64_t>(sizeof(T)),
+                                   d * static_cast<std::int64_t>(sizeof(T)));
   WorkItem item;
   while (queue.Next(&item)) {
     partials.Zero(item.index);

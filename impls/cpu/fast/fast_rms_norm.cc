@@ -172,8 +172,9 @@ void RmsBackwardRows(const BackwardArgs& a, WorkQueue& queue, const Partials& pa
   const T* dy = static_cast<const T*>(a.dy);
   const float* gamma = ParamsAsF32(df, static_cast<const T*>(a.gamma), d, scratch);
   T* dx = static_cast<T*>(a.dx);
-  const bool stream = UseStreamingStores(3 * a.rows * d * static_cast<std::int64_t>(sizeof(T)),
-                                         d * static_cast<std::int64_t>(sizeof(T)));
+  const bool stream =
+      UseStreamingStoresInBackward(3 * a.rows * d * static_cast<std::int64_t>(sizeof(T)),
+                                   d * static_cast<std::int64_t>(sizeof(T)));
   WorkItem item;
   while (queue.Next(&item)) {
     partials.Zero(item.index);

@@ -5,13 +5,12 @@
 #ifndef LNV_BENCH_KERNEL_RUNNERS_H_
 #define LNV_BENCH_KERNEL_RUNNERS_H_
 
-#include <cstddef>
 #include <cstdint>
 #include <memory>
-#include <new>
 #include <string>
 #include <vector>
 
+#include "impls/aligned_vector.h"
 #include "impls/api.h"
 
 namespace lnv::bench {
@@ -21,22 +20,7 @@ namespace lnv::bench {
 // std::vector of this size sits 16 bytes past a page boundary (glibc's mmap
 // chunk header), so every 64-byte vector access of an AVX-512 kernel would
 // straddle two cache lines.
-template <typename T>
-struct CacheLineAllocator {
-  using value_type = T;
-  static constexpr std::align_val_t kAlign{64};
-  CacheLineAllocator() = default;
-  template <typename U>
-  CacheLineAllocator(const CacheLineAllocator<U>&) {}  // NOLINT: rebinding
-  T* allocate(std::size_t n) { return static_cast<T*>(::operator new(n * sizeof(T), kAlign)); }
-  void deallocate(T* p, std::size_t) { ::operator delete(p, kAlign); }
-  template <typename U>
-  bool operator==(const CacheLineAllocator<U>&) const {
-    return true;
-  }
-};
-template <typename T>
-using AlignedVector = std::vector<T, CacheLineAllocator<T>>;
+using lnv::AlignedVector;
 
 // rows x d LayerNorm with gamma and beta, fp32 or bf16 storage.
 struct Problem {

@@ -22,6 +22,7 @@
 #include "harness/families.h"
 #include "harness/formats.h"
 #include "harness/judge.h"
+#include "impls/aligned_vector.h"
 #include "impls/cpu/fast/driver.h"
 #include "impls/cpu/fast/fast_layer_norm.h"
 #include "impls/cpu/fast/fast_rms_norm.h"
@@ -52,7 +53,8 @@ const ImplInfo& Registered(const std::string& name) {
   return none;
 }
 
-// A typed copy of `values` that starts `offset` elements into its storage.
+// A typed copy of `values` that starts `offset` elements into its storage,
+// which starts on a 64-byte boundary (offset 0: the kernels' aligned paths).
 class Typed {
  public:
   Typed() = default;
@@ -75,7 +77,7 @@ class Typed {
  private:
   DType t_ = DType::kF32;
   std::int64_t offset_ = 0;
-  std::vector<unsigned char> bytes_;
+  AlignedVector<unsigned char> bytes_;
 };
 
 struct Outputs {
@@ -358,8 +360,9 @@ TEST(FastKernels, EveryRowOfAMixedBatchGivesTheBitsItGivesAlone) {
       if (impl.x_dtype == DType::kF32) {
         // then five rows that are rescaled, and an ordinary row after them
         const Case big = OverflowingRows(impl.norm, d);
+        const std::vector<double> first(c.x.begin(), c.x.begin() + d);
         c.x.insert(c.x.end(), big.x.begin(), big.x.end());
-        c.x.insert(c.x.end(), c.x.begin(), c.x.begin() + d);
+        c.x.insert(c.x.end(), first.begin(), first.end());
         c.rows += big.rows + 1;
       }
       for (const std::int64_t stream_bytes : {std::int64_t{-1}, std::int64_t{0}}) {
@@ -471,22 +474,30 @@ TEST(FastKernels, RejectInvalidArgumentsLikeTheScalarKernels) {
 }
 
 // Calls whose rows outgrow the last-level cache write whole lines with
-// streaming stores after an aligning head (simd_row-inl.h, WriteRow); other
-// calls do not. Both must give the same bits: a call forced to stream
-// against the same rows in calls that do not, on misaligned rows of odd
-// length.
+// streaming stores (simd_row-inl.h: WriteRow after an aligning head, and
+// the fused fp32 and paired bf16 forward writes on rows that start on a
+// line); other calls do not. Both must give the same bits: a call forced to
+// stream against the same rows in calls that do not, on misaligned rows of
+// odd length and on aligned rows of whole lines.
 TEST(FastKernels, StreamingStoresGiveTheSameBitsAsOrdinaryStores) {
-  for (const ImplInfo& impl : FastImpls()) {
-    const std::int64_t d = 1001;
-    const std::int64_t rows = 24;
-    const Case c = FamilyCase("standard_normal", impl.norm, impl.x_dtype, d, rows);
-    SetStreamingFootprintBytesForTest(-1);
-    ASSERT_GT(StreamingFootprintBytes() / 2, 3 * rows * d * 4);  // this call does not stream
-    const Outputs ordinary = RunKernel(impl, c, 3);
-    SetStreamingFootprintBytesForTest(0);  // every call with rows of >= 1 KiB streams
-    const Outputs streamed = RunKernel(impl, c, 3);
-    SetStreamingFootprintBytesForTest(-1);
-    ExpectSameBits(ordinary, streamed, impl.name);
+  struct Shape {
+    std::int64_t d, rows, offset;
+  };
+  for (const Shape& s : {Shape{1001, 24, 3}, Shape{1024, 24, 0}, Shape{4096, 8, 0}}) {
+    for (const ImplInfo& impl : FastImpls()) {
+      const Case c = FamilyCase("standard_normal", impl.norm, impl.x_dtype, s.d, s.rows);
+      if (s.offset == 0) {  // the rows start on lines: the aligned paths can stream
+        ASSERT_EQ(reinterpret_cast<std::uintptr_t>(Typed::Zeros(impl.x_dtype, 1).data()) % 64, 0u);
+      }
+      SetStreamingFootprintBytesForTest(-1);
+      // this call does not stream (the backward's threshold is half the forward's)
+      ASSERT_GT(StreamingFootprintBytes() / 2, 3 * s.rows * s.d * 4);
+      const Outputs ordinary = RunKernel(impl, c, s.offset);
+      SetStreamingFootprintBytesForTest(0);  // every call with rows of >= 1 KiB streams
+      const Outputs streamed = RunKernel(impl, c, s.offset);
+      SetStreamingFootprintBytesForTest(-1);
+      ExpectSameBits(ordinary, streamed, impl.name + " d=" + std::to_string(s.d));
+    }
   }
 }
 

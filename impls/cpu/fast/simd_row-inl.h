@@ -19,7 +19,10 @@
 //     be called from Highway's per-target code;
 //   * the scalar target converts with Eigen::bfloat16 / Eigen::half (RNE).
 // Each path is checked against the oracle's rounding, bit for bit
-// (fast_conversions_test.cc).
+// (fast_conversions_test.cc); the kernels' own rounding of whole lines and
+// pairs (LineOfHalves, WriteBf16RowInPairs) is checked through their
+// results: every bf16/f16 output equals the fp32 kernel's rounded once to
+// nearest even (fast_kernels_test.cc).
 #if defined(LNV_IMPLS_CPU_FAST_SIMD_ROW_INL_H_) == defined(HWY_TARGET_TOGGLE)
 #ifdef LNV_IMPLS_CPU_FAST_SIMD_ROW_INL_H_
 #undef LNV_IMPLS_CPU_FAST_SIMD_ROW_INL_H_
@@ -224,8 +227,9 @@ inline bool UseStreamingStores(std::int64_t footprint_bytes, std::int64_t row_by
 // the dgamma/dbeta partial sums, so its non-temporal stores never come in a
 // burst, and streaming pays from half that footprint (bench_kernels, bf16 at
 // 2^22 elements, rows of x, dy and dx taking exactly StreamingFootprintBytes:
-// 1.01-1.08x oneDNN without streaming, 1.19-1.25x with, d = 768; the
-// forward's long bf16 rows lose 20 % when streamed at that size).
+// 1.01-1.08x oneDNN without streaming, 1.13-1.25x with, d = 768, fp32
+// unchanged; the forward's long bf16 rows lose 20 % when streamed at that
+// size). The RMSNorm backward writes dx the same way and shares the rule.
 inline bool UseStreamingStoresInBackward(std::int64_t footprint_bytes, std::int64_t row_bytes) {
   return footprint_bytes > StreamingFootprintBytes() / 2 && row_bytes >= kMinStreamedRowBytes;
 }
@@ -235,14 +239,13 @@ inline bool UseStreamingStoresInBackward(std::int64_t footprint_bytes, std::int6
 // 64-byte vector: lo's lanes first. bf16 takes the upper halves of both
 // rounded vectors with one two-table permutation (ConcatOdd) rather than a
 // shift, a pack and a lane permutation per vector.
-template <typename T, bool kMayHoldNaN = true>
+template <typename T>
 HWY_INLINE hn::Vec<hn::Repartition<T, DF>> LineOfHalves(DF df, VF lo, VF hi) {
   const hn::Repartition<T, DF> dline;
   if constexpr (kIsBf16<T>) {
     const hn::Repartition<std::uint16_t, DF> du16;
-    return hn::BitCast(dline,
-                       hn::ConcatOdd(du16, hn::BitCast(du16, Bf16RneInHighHalves<kMayHoldNaN>(hi)),
-                                     hn::BitCast(du16, Bf16RneInHighHalves<kMayHoldNaN>(lo))));
+    return hn::BitCast(dline, hn::ConcatOdd(du16, hn::BitCast(du16, Bf16RneInHighHalves(hi)),
+                                            hn::BitCast(du16, Bf16RneInHighHalves(lo))));
   } else {
     const hn::Rebind<T, DF> dt;
     (void)df;
@@ -251,15 +254,15 @@ HWY_INLINE hn::Vec<hn::Repartition<T, DF>> LineOfHalves(DF df, VF lo, VF hi) {
 }
 
 // LineOfHalves streamed as one whole 64-byte line at p (aligned).
-template <bool kMayHoldNaN, typename T>
+template <typename T>
 HWY_INLINE void StreamLineOfHalves(DF df, VF lo, VF hi, T* HWY_RESTRICT p) {
-  hn::Stream(LineOfHalves<T, kMayHoldNaN>(df, lo, hi), hn::Repartition<T, DF>(), p);
+  hn::Stream(LineOfHalves<T>(df, lo, hi), hn::Repartition<T, DF>(), p);
 }
 
 // LineOfHalves stored at p (any alignment).
-template <bool kMayHoldNaN, typename T>
+template <typename T>
 HWY_INLINE void StoreLineOfHalves(DF df, VF lo, VF hi, T* HWY_RESTRICT p) {
-  hn::StoreU(LineOfHalves<T, kMayHoldNaN>(df, lo, hi), hn::Repartition<T, DF>(), p);
+  hn::StoreU(LineOfHalves<T>(df, lo, hi), hn::Repartition<T, DF>(), p);
 }
 #endif
 
@@ -273,10 +276,7 @@ HWY_INLINE void StoreLineOfHalves(DF df, VF lo, VF hi, T* HWY_RESTRICT p) {
 // streaming at all; so AVX2 and the scalar target never stream). The partial
 // lines at either end use ordinary stores, so no line is written both ways.
 // Which stores are used never changes a value.
-//
-// kMayHoldNaN = false: the caller knows no result is NaN, and the AVX-512
-// bf16 rounding of whole lines skips its NaN fix-up (Bf16RneInHighHalves).
-template <bool kMayHoldNaN = true, typename T, class At>
+template <typename T, class At>
 HWY_INLINE void WriteRow(DF df, T* HWY_RESTRICT out, std::int64_t d, bool stream, const At& at) {
   const std::int64_t lanes = static_cast<std::int64_t>(hn::Lanes(df));
   constexpr std::size_t kVectorBytes = sizeof(T) * hn::MaxLanes(DF());
@@ -296,7 +296,7 @@ HWY_INLINE void WriteRow(DF df, T* HWY_RESTRICT out, std::int64_t d, bool stream
       for (; i + 2 * lanes <= d; i += 2 * lanes) {
         const VF lo = at(i, lanes);
         const VF hi = at(i + lanes, lanes);
-        StoreLineOfHalves<kMayHoldNaN>(df, lo, hi, out + i);
+        StoreLineOfHalves(df, lo, hi, out + i);
       }
       return StoreRange(df, out, i, d, at);
     }
@@ -317,7 +317,7 @@ HWY_INLINE void WriteRow(DF df, T* HWY_RESTRICT out, std::int64_t d, bool stream
 #if HWY_TARGET == HWY_AVX3
       const VF lo = at(i, lanes);
       const VF hi = at(i + lanes, lanes);
-      StreamLineOfHalves<kMayHoldNaN>(df, lo, hi, out + i);
+      StreamLineOfHalves(df, lo, hi, out + i);
 #endif
     }
   }
@@ -345,8 +345,9 @@ HWY_INLINE std::int64_t WriteBf16RowInPairs(DF df, const hwy::bfloat16_t* HWY_RE
   const hn::RebindToUnsigned<DF> du;
   const std::int64_t step = 2 * static_cast<std::int64_t>(hn::Lanes(df));
   const auto high = hn::Set(du, 0xFFFF0000u);
+  const hn::Repartition<hwy::bfloat16_t, DF> dbf;  // 2 * Lanes bf16
   const auto pairs_at = [&](const hwy::bfloat16_t* p, std::int64_t i) {
-    return hn::LoadU(du, reinterpret_cast<const std::uint32_t*>(p + i));
+    return hn::BitCast(du, hn::LoadU(dbf, p + i));
   };
   const auto even = [&](hn::Vec<decltype(du)> v) { return hn::BitCast(df, hn::ShiftLeft<16>(v)); };
   const auto odd = [&](hn::Vec<decltype(du)> v) { return hn::BitCast(df, hn::And(v, high)); };
@@ -360,11 +361,10 @@ HWY_INLINE std::int64_t WriteBf16RowInPairs(DF df, const hwy::bfloat16_t* HWY_RE
     const auto re = Bf16RneInHighHalves<kMayHoldNaN>(f(even(xv), even(gv), even(bv)));
     const auto ro = Bf16RneInHighHalves<kMayHoldNaN>(f(odd(xv), odd(gv), odd(bv)));
     const auto packed = hn::Or(hn::ShiftRight<16>(re), hn::And(ro, high));
-    auto* p = reinterpret_cast<std::uint32_t*>(out + i);
     if (stream_lines) {
-      hn::Stream(packed, du, p);
+      hn::Stream(hn::BitCast(dbf, packed), dbf, out + i);
     } else {
-      hn::StoreU(packed, du, p);
+      hn::StoreU(hn::BitCast(dbf, packed), dbf, out + i);
     }
   }
   return i;

@@ -6,9 +6,12 @@
 #include <cstdint>
 #include <limits>
 #include <random>
+#include <string>
 #include <vector>
 
+#include "harness/case_file.h"
 #include "harness/formats.h"
+#include "harness/judge.h"
 
 namespace lnv {
 namespace {
@@ -23,26 +26,37 @@ BoundModel F32Model(Algorithm a, Norm n = Norm::kLayerNorm) {
   return m;
 }
 
-// Exact row statistics of a float row, to double (long double sums: with
-// 64-bit significands the error is far below any fp32 bound tested here).
-RowInput ExactRow(const std::vector<float>& x, double eps, Norm norm = Norm::kLayerNorm) {
-  const auto d = static_cast<std::int64_t>(x.size());
-  long double s = 0, sa = 0;
-  for (float v : x) {
-    s += v;
-    sa += std::fabs(static_cast<long double>(v));
-  }
-  const long double mu = norm == Norm::kLayerNorm ? s / d : 0.0L;
-  long double m2 = 0;
-  for (float v : x) m2 += (v - mu) * (v - mu);
-  RowStats st;
-  st.mean = static_cast<double>(mu);
-  st.var = static_cast<double>(m2 / d);
-  st.rstd = static_cast<double>(1.0L / std::sqrt(m2 / d + static_cast<long double>(eps)));
-  st.mean_abs = static_cast<double>(sa / d);
-  std::vector<double> xd(x.begin(), x.end());
-  return MakeRowInput(st, eps, xd.data(), d);
+// One float row as a case (gamma and dy when given), and the judge's own
+// reference for it: the oracle's exact statistics, xhat and dx, and the
+// bounds' row inputs (judge.h, ComputeReference).
+Reference OneRowReference(const std::vector<float>& x, double eps, Norm norm,
+                          const std::vector<float>& gamma = {}, const std::vector<float>& dy = {}) {
+  Case c;
+  c.norm = norm;
+  c.d = static_cast<std::int64_t>(x.size());
+  c.rows = 1;
+  c.eps = eps;
+  c.x.assign(x.begin(), x.end());
+  c.gamma.assign(gamma.begin(), gamma.end());
+  c.dy.assign(dy.begin(), dy.end());
+  return ComputeReference(c);
 }
+
+// Exact row statistics of a float row (each correctly rounded to double).
+RowInput ExactRow(const std::vector<float>& x, double eps, Norm norm = Norm::kLayerNorm) {
+  return OneRowReference(x, eps, norm).rows.at(0);
+}
+
+// How far a reference may be from the exact value it stands for:
+//  * a correctly rounded double (the oracle's RowStats and xhat): half an
+//    ulp, at most 2^-53 |ref|;
+//  * an ExactValue's hi + lo: "known to at least 2p bits of the output
+//    format" (oracle.h), p = 24 for fp32: at most 2^-48 |ref|.
+// A computed value within `bound` of the exact one is then within bound +
+// that of the reference (the triangle inequality), and the checks below add
+// exactly that, no more.
+constexpr double kRoundedDoubleRel = 0x1p-53;
+constexpr double kExactValueF32Rel = 0x1p-48;
 
 TEST(Bounds, GammaIsKuOverOneMinusKu) {
   const BoundModel m = F32Model(Algorithm::kTwoPass);
@@ -163,7 +177,7 @@ TEST(Bounds, AVarianceErrorAsLargeAsQMeansNoClaim) {
   const BoundModel m = F32Model(Algorithm::kTwoPass);
   const RowInput row = ExactRow(std::vector<float>(64, 1e6f), 1e-5);
   const RowBound rb = ForwardRowBound(m, row);
-  EXPECT_GE(rb.var_err, row.stats.var + 1e-5);
+  EXPECT_GE(rb.var_err, row.stats.var + row.eps);  // Delta >= q = s2 + eps
   EXPECT_EQ(rb.rstd_rel, kInf);
   EXPECT_EQ(ForwardElementBound(m, row, rb, {0.0, 1.0, 0.0, 0.0}), kInf);
   // Exactly at Delta = q the rstd is still unconstrained.
@@ -265,7 +279,10 @@ TEST(Bounds, Fp64AccumulationStoresItsStatisticsWithAFloatRounding) {
   m.acc = m.out = m.param = kBinary64;
   const RowInput row = ExactRow({1.0f, 3.0f}, 0.25);
   const RowBound rb = ForwardRowBound(m, row);
-  EXPECT_LT(rb.mean_err, 1e-15);
+  // E = gamma_1 mean|x| + eta in fp64 (d = 2: one sum rounding, exact
+  // scaling), mean|x| = 2, as TheMeanTermScalesWithKappaEps has it for fp32.
+  const double u64 = 0x1p-53;
+  EXPECT_DOUBLE_EQ(rb.mean_err, 2 * (u64 / (1 - u64)) + 0x1p-1074);
   EXPECT_DOUBLE_EQ(rb.mean, rb.mean_err + 0x1p-23);                   // half an fp32 ulp of 2
   EXPECT_DOUBLE_EQ(rb.rstd, row.stats.rstd * rb.rstd_rel + 0x1p-25);  // r in [0.5, 1)
 }
@@ -383,24 +400,35 @@ std::vector<float> RandomRow(std::mt19937_64& rng, std::size_t d, double mu, dou
   return x;
 }
 
+// Whether the computed mean, var, rstd and one element of y (gamma = 1,
+// beta = 0: y = xhat) are within the model's bounds of the oracle's values;
+// `why` says which are not.
+bool Within(const BoundModel& m, const std::vector<float>& x, float eps, const Computed& c,
+            std::string* why) {
+  const Reference exact = OneRowReference(x, eps, m.norm);
+  const RowInput& row = exact.rows.at(0);
+  const RowBound rb = ForwardRowBound(m, row);
+  const auto ref = [](double v) { return kRoundedDoubleRel * std::fabs(v); };
+  const float xh_c = (x[0] - c.mean) * c.rstd;
+  const double xh = exact.forward.xhat.at(0);
+  why->clear();
+  const auto check = [&](double error, double bound, const char* name) {
+    if (!(error <= bound)) *why += std::string(" ") + name;
+  };
+  check(std::fabs(c.mean - row.stats.mean), rb.mean_err + ref(row.stats.mean), "mean");
+  check(std::fabs(c.var - row.stats.var), rb.var_err + ref(row.stats.var), "var");
+  check(std::fabs(c.rstd - row.stats.rstd), rb.rstd + ref(row.stats.rstd), "rstd");
+  check(std::fabs(xh_c - xh), ForwardElementBound(m, row, rb, {xh, 1.0, 0.0, xh}) + ref(xh), "y");
+  if (why->empty()) return true;
+  *why += " (d=" + std::to_string(x.size()) + " mu=" + std::to_string(row.stats.mean) +
+          " s2=" + std::to_string(row.stats.var) + ")";
+  return false;
+}
+
 void ExpectWithin(const BoundModel& m, const std::vector<float>& x, float eps, const Computed& c,
                   const char* what) {
-  const RowInput row = ExactRow(x, eps, m.norm);
-  const RowBound rb = ForwardRowBound(m, row);
-  // The long-double reference is off by ~d 2^-64 kappa^2 relative: far below
-  // these fp32 bounds; 1e-6 of the bound absorbs it.
-  constexpr double kRef = 1 + 1e-6;
-  EXPECT_LE(std::fabs(c.mean - row.stats.mean), rb.mean_err * kRef)
-      << what << " d=" << x.size() << " mu=" << row.stats.mean << " s2=" << row.stats.var;
-  EXPECT_LE(std::fabs(c.var - row.stats.var), rb.var_err * kRef)
-      << what << " d=" << x.size() << " mu=" << row.stats.mean << " s2=" << row.stats.var;
-  EXPECT_LE(std::fabs(c.rstd - row.stats.rstd), rb.rstd * kRef)
-      << what << " d=" << x.size() << " mu=" << row.stats.mean << " s2=" << row.stats.var;
-  // And one element of y through the model's element bound.
-  const float xh_c = (x[0] - c.mean) * c.rstd;
-  const double xh = (x[0] - row.stats.mean) * row.stats.rstd;
-  EXPECT_LE(std::fabs(xh_c - xh), ForwardElementBound(m, row, rb, {xh, 1.0, 0.0, xh}) * kRef)
-      << what << " d=" << x.size();
+  std::string why;
+  EXPECT_TRUE(Within(m, x, eps, c, &why)) << what << " beyond its bound:" << why;
 }
 
 TEST(Bounds, HoldForSimulatedFloatAlgorithmsOnRandomAndLargeMeanRows) {
@@ -494,6 +522,21 @@ TEST(Bounds, ALanesShapeThatIsATreeGetsTheTreesBound) {
   }
 }
 
+// Negative control for the checks above: a one-pass (E[x^2] - E[x]^2)
+// kernel held to the two-pass model fails them on large-mean rows, so
+// passing them is evidence, not a formality.
+TEST(Bounds, AOnePassKernelHeldToTheTwoPassModelIsBeyondItOnLargeMeanRows) {
+  std::mt19937_64 rng(20240611);
+  const float eps = 1e-5f;
+  int beyond = 0;
+  for (std::size_t d : {33, 513, 2048}) {
+    const std::vector<float> x = RandomRow(rng, d, 1000.0, 1.0);
+    std::string why;
+    beyond += !Within(F32Model(Algorithm::kTwoPass), x, eps, SimOnePass(x, eps), &why);
+  }
+  EXPECT_EQ(beyond, 3);
+}
+
 TEST(Bounds, HoldForASimulatedLanesWelfordOnRandomLargeMeanAndOutlierRows) {
   std::mt19937_64 rng(11);
   const float eps = 1e-5f;
@@ -513,11 +556,12 @@ TEST(Bounds, HoldForASimulatedLanesWelfordOnRandomLargeMeanAndOutlierRows) {
 
 TEST(Bounds, HoldForASimulatedTwoPassBackward) {
   // dx of a float two-pass kernel (impls/cpu/scalar_common.h's order) against
-  // long-double dx, with the forward's own float mean/rstd.
+  // the oracle's dx, with the forward's own float mean/rstd.
   std::mt19937_64 rng(7);
   std::normal_distribution<double> z(0.0, 1.0);
   const BoundModel m = F32Model(Algorithm::kTwoPass);
   const float eps = 1e-5f;
+  int broken_beyond = 0, elements = 0;
   for (std::size_t d : {2, 9, 64, 300}) {
     for (double mu : {0.0, 5.0, 200.0}) {
       const std::vector<float> x = RandomRow(rng, d, mu, 1.0);
@@ -538,32 +582,30 @@ TEST(Bounds, HoldForASimulatedTwoPassBackward) {
       for (std::size_t i = 0; i < d; ++i) sb = sb + g[i] * xh[i];
       const float a = sa / n, b = sb / n;
 
-      const RowInput row = ExactRow(x, eps);
+      // The judge's reference: exact dx and xhat, and the bounds' row inputs.
+      const Reference exact = OneRowReference(x, eps, Norm::kLayerNorm, gamma, dy);
+      const RowInput& row = exact.rows.at(0);
       const RowBound rb = ForwardRowBound(m, row);
-      long double ea = 0, eb = 0, g1 = 0, g2 = 0;
-      std::vector<long double> exh(d), eg(d);
-      for (std::size_t i = 0; i < d; ++i) {
-        exh[i] = (x[i] - static_cast<long double>(row.stats.mean)) * row.stats.rstd;
-        eg[i] = static_cast<long double>(dy[i]) * gamma[i];
-        ea += eg[i];
-        eb += eg[i] * exh[i];
-        g1 += std::fabs(eg[i]);
-        g2 += std::fabs(eg[i] * exh[i]);
-      }
-      ea /= d;
-      eb /= d;
-      const BackwardRowInput bin{static_cast<double>(g1 / d), static_cast<double>(g2 / d)};
+      const BackwardRowInput& bin = exact.backward_rows.at(0);
       const BackwardRowBound bb = BackwardRowBoundFor(m, row, rb, bin);
       for (std::size_t i = 0; i < d; ++i) {
         const float dx = c.rstd * ((g[i] - a) - xh[i] * b);
-        const long double edx = row.stats.rstd * (eg[i] - ea - exh[i] * eb);
-        const double bound = DxElementBound(
-            m, row, bin, bb,
-            {static_cast<double>(exh[i]), static_cast<double>(eg[i]), static_cast<double>(edx)});
-        EXPECT_LE(std::fabs(dx - edx), bound * (1 + 1e-6)) << "d=" << d << " mu=" << mu;
+        const ExactValue& edx = exact.backward->dx.at(i);
+        const double eg = static_cast<double>(dy[i]) * gamma[i];  // exact: 24 x 24 bits
+        const double bound =
+            DxElementBound(m, row, bin, bb, {exact.forward.xhat.at(i), eg, edx.hi});
+        EXPECT_LE(std::fabs((dx - edx.hi) - edx.lo), bound + kExactValueF32Rel * std::fabs(edx.hi))
+            << "d=" << d << " mu=" << mu;
+        // Negative control: without its xhat b term (impls/broken's
+        // dx_without_xhat_term) dx is beyond the same bound.
+        const float broken = c.rstd * (g[i] - a);
+        broken_beyond +=
+            std::fabs((broken - edx.hi) - edx.lo) > bound + kExactValueF32Rel * std::fabs(edx.hi);
+        ++elements;
       }
     }
   }
+  EXPECT_GT(broken_beyond, elements / 2);
 }
 
 }  // namespace

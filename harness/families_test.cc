@@ -148,10 +148,14 @@ TEST(Families, NanInfRowsMixSpecialAndFiniteRows) {
 
 TEST(Families, BetaCancelsGammaXhatOnItsFirstRow) {
   const Case c = GenerateCase(*FindFamily("beta_cancels"), Small(DType::kF64));
+  // mu and r here are the generator's, operation for operation (families.cc:
+  // serial double sums in row order), and beta_i = (-gamma_i (x_i - mu)) r
+  // in double; negation is exact, so gamma_i (x_i - mu) r = -beta_i exactly
+  // and y is exactly 0.
   const double mu = RowMean(c, 0), r = 1 / std::sqrt(RowVar(c, 0) + c.eps);
   for (std::int64_t i = 0; i < c.d; ++i) {
     const double y = c.gamma[i] * (c.x[i] - mu) * r + c.beta[i];
-    EXPECT_LT(std::fabs(y), 1e-12);
+    EXPECT_EQ(y, 0.0) << "i=" << i;
   }
 }
 

@@ -13,9 +13,7 @@ namespace lnv::fuzz {
 namespace {
 
 const ImplInfo& Kernel(const std::string& name) {
-  for (const ImplInfo& i : AllImpls()) {
-    if (i.name == name) return i;
-  }
+  if (const ImplInfo* i = FindImpl(name)) return *i;
   ADD_FAILURE() << "no kernel " << name;
   return AllImpls().front();
 }

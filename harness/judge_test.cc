@@ -186,10 +186,7 @@ TEST_F(JudgeTest, CallsAnInfinityFromFiniteInputsNotFinite) {
 // model has no claim (bound +inf), the kernel's rstd is inf and its dx -inf
 // where the exact dx is +0. No claim means either infinity is allowed.
 TEST_F(JudgeTest, AllowsAnInfinityOfEitherSignWhereTheBoundIsInfinite) {
-  const ImplInfo* rms = nullptr;
-  for (const ImplInfo& i : AllImpls()) {
-    if (i.name == "bf16/rms_serial/cpu-scalar") rms = &i;
-  }
+  const ImplInfo* rms = FindImpl("bf16/rms_serial/cpu-scalar");
   ASSERT_NE(rms, nullptr);
   Case c;
   c.norm = Norm::kRmsNorm;
@@ -251,10 +248,7 @@ TEST(JudgeElement, AKernelInfinityIsReachableWhenTheBoundReachesTheThresholdOnIt
 // no broken claim (found by the long property budget: f64, d = 257); a row
 // holding NaN must still give NaN (the test below).
 TEST_F(JudgeTest, AcceptsAnyValueWhereTheExactResultIsZeroOverZero) {
-  const ImplInfo* k = nullptr;
-  for (const ImplInfo& i : AllImpls()) {
-    if (i.name == "f64/two_pass/cpu-scalar") k = &i;
-  }
+  const ImplInfo* k = FindImpl("f64/two_pass/cpu-scalar");
   ASSERT_NE(k, nullptr);
   Case c;
   c.dtype = c.param_dtype = DType::kF64;
@@ -280,10 +274,7 @@ TEST_F(JudgeTest, AcceptsAnyValueWhereTheExactResultIsZeroOverZero) {
 // the backward's claimed weight (impls/cpu/valid_range.h) that is no broken
 // claim; the same kernel with no backward limit is caught (the check can fail).
 TEST_F(JudgeTest, ABackwardRowBeyondTheClaimedWeightIsOutOfRange) {
-  const ImplInfo* k = nullptr;
-  for (const ImplInfo& i : AllImpls()) {
-    if (i.name == "f32/two_pass/cpu-scalar") k = &i;
-  }
+  const ImplInfo* k = FindImpl("f32/two_pass/cpu-scalar");
   ASSERT_NE(k, nullptr);
   Case c;
   c.d = 4;

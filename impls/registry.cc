@@ -117,6 +117,13 @@ const std::vector<ImplInfo>& AllImpls() {
   return impls;
 }
 
+const ImplInfo* FindImpl(std::string_view name) {
+  for (const ImplInfo& i : AllImpls()) {
+    if (i.name == name) return &i;
+  }
+  return nullptr;
+}
+
 // Iterative glob with single-star backtracking: linear in practice, no
 // recursion blow-up on patterns like "*a*a*a*b".
 bool GlobMatch(std::string_view pattern, std::string_view name) {

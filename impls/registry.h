@@ -78,6 +78,9 @@ struct ImplInfo {
 
 const std::vector<ImplInfo>& AllImpls();
 
+// The entry named `name` exactly, or nullptr.
+const ImplInfo* FindImpl(std::string_view name);
+
 // Shell-style glob (*, ?) over registry names; "" or "*" matches everything.
 bool GlobMatch(std::string_view pattern, std::string_view name);
 

@@ -15,9 +15,7 @@
 namespace lnv::report {
 
 inline const ImplInfo& Kernel(const std::string& name) {
-  for (const ImplInfo& i : AllImpls()) {
-    if (i.name == name) return i;
-  }
+  if (const ImplInfo* i = FindImpl(name)) return *i;
   ADD_FAILURE() << "no kernel " << name;
   return AllImpls().front();
 }

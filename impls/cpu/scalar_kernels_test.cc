@@ -251,9 +251,7 @@ std::vector<const ImplInfo*> ScalarImpls(Keep keep) {
 }
 
 const ImplInfo& Find(const std::string& name) {
-  for (const ImplInfo& info : AllImpls()) {
-    if (info.name == name) return info;
-  }
+  if (const ImplInfo* i = FindImpl(name)) return *i;
   ADD_FAILURE() << "no registry entry " << name;
   return AllImpls().front();
 }

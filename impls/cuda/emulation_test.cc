@@ -204,9 +204,7 @@ TEST(ReductionShape, ParamChunksDependOnRowsAloneAndCoverThem) {
 // ---- The emulated kernels against the judge ----
 
 const ImplInfo& Find(const std::string& name) {
-  for (const ImplInfo& i : AllImpls()) {
-    if (i.name == name) return i;
-  }
+  if (const ImplInfo* i = FindImpl(name)) return *i;
   ADD_FAILURE() << "no registry entry " << name;
   return AllImpls().front();
 }

@@ -45,9 +45,7 @@ std::vector<ImplInfo> FastImpls() {
 }
 
 const ImplInfo& Registered(const std::string& name) {
-  for (const ImplInfo& i : AllImpls()) {
-    if (i.name == name) return i;
-  }
+  if (const ImplInfo* i = FindImpl(name)) return *i;
   ADD_FAILURE() << "not registered: " << name;
   static const ImplInfo none;
   return none;

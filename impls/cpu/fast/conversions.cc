@@ -63,12 +63,39 @@ void FromFloat(DType to, const float* src, void* dst, std::int64_t n) {
   }
 }
 
+#if HWY_TARGET != HWY_SCALAR
+// PackBf16Pair over a row: each whole pair of vectors [i, i + 2 Lanes) is
+// split into its even and odd elements, as the kernels' pairs hold them,
+// packed and stored; the rest as StoreAt does.
+template <bool kMayHoldNaN>
+void FromFloatInPairs(DType to, const float* src, void* dst, std::int64_t n) {
+  if (to != DType::kBF16) return;
+  const DF df;
+  const std::int64_t lanes = static_cast<std::int64_t>(hn::Lanes(df));
+  auto* o = static_cast<hwy::bfloat16_t*>(dst);
+  HWY_ALIGN float even[kMaxLanes];
+  HWY_ALIGN float odd[kMaxLanes];
+  std::int64_t i = 0;
+  for (; i + 2 * lanes <= n; i += 2 * lanes) {
+    for (std::int64_t j = 0; j < lanes; ++j) {
+      even[j] = src[i + 2 * j];
+      odd[j] = src[i + 2 * j + 1];
+    }
+    StoreBf16Pair<false>(PackBf16Pair<kMayHoldNaN>(hn::Load(df, even), hn::Load(df, odd)), o + i);
+  }
+  StoreRange(df, o, i, n, [&](std::int64_t k, std::int64_t m) { return LoadAt(df, src, k, m); });
+}
+#endif
+
 }  // namespace
 
 void FillConversion(TargetKernels* out) {
   out->f32_lanes = static_cast<std::int64_t>(hn::Lanes(DF()));
   out->to_float = &ToFloat;
   out->from_float = &FromFloat;
+#if HWY_TARGET != HWY_SCALAR
+  out->bf16_pairs = {&FromFloatInPairs<true>, &FromFloatInPairs<false>};
+#endif
 }
 
 }  // namespace HWY_NAMESPACE

@@ -1,8 +1,9 @@
 // Every storage conversion the fast kernels run, on every SIMD target this
 // CPU supports, against the oracle's round-to-nearest-even (oracle/,
-// RoundToFormat: rounding from the exact value, never via another format).
-// Negative controls: a truncating bf16 demotion, and the one Highway 1.0.3
-// itself provides, fail the same check.
+// RoundToFormat: rounding from the exact value, never via another format),
+// and the paired bf16 write's own rounding (both forms). Negative controls:
+// a truncating bf16 demotion, and the one Highway 1.0.3 itself provides,
+// fail the same check.
 #include <gtest/gtest.h>
 #include <hwy/base.h>
 
@@ -15,8 +16,8 @@
 #include <string>
 #include <vector>
 
-#include "impls/cpu/fast/targets.h"
 #include "harness/formats.h"
+#include "impls/cpu/fast/targets.h"
 
 namespace lnv::fast {
 namespace {
@@ -133,6 +134,33 @@ TEST(FastConversions, EveryTargetsBf16StoreRoundsToNearestEvenLikeTheOracle) {
     };
     EXPECT_EQ(RneMismatches(probes, DType::kBF16, demote, &first), 0) << t.backend << ": " << first;
   }
+}
+
+// The paired write's rounding (PackBf16Pair): the general one on every
+// probe; the NaN-free one, which the kernels use only on rows that give no
+// NaN, on every probe that is not NaN (ties of both parities, every carry,
+// rounding up into infinity, subnormals, zeros of both signs).
+TEST(FastConversions, EveryTargetsPairedBf16RoundingRoundsToNearestEvenLikeTheOracle) {
+  const std::vector<float> probes = Bf16Probes();
+  std::vector<float> no_nan;
+  for (const float v : probes) {
+    if (!std::isnan(v)) no_nan.push_back(v);
+  }
+  ASSERT_GT(no_nan.size(), 400000u);
+  int targets_with_pairs = 0;
+  for (const TargetKernels& t : AvailableTargets()) {
+    if (t.bf16_pairs[0] == nullptr) continue;  // the scalar target has no pairs
+    ++targets_with_pairs;
+    for (int nan_free = 0; nan_free < 2; ++nan_free) {
+      std::string first;
+      const auto demote = [&](const float* src, std::uint16_t* dst, std::int64_t n) {
+        t.bf16_pairs[static_cast<std::size_t>(nan_free)](DType::kBF16, src, dst, n);
+      };
+      EXPECT_EQ(RneMismatches(nan_free ? no_nan : probes, DType::kBF16, demote, &first), 0)
+          << t.backend << (nan_free ? " (NaN-free)" : "") << ": " << first;
+    }
+  }
+  EXPECT_GT(targets_with_pairs, 0);
 }
 
 TEST(FastConversions, EveryTargetsF16StoreRoundsToNearestEvenLikeTheOracle) {

@@ -61,6 +61,11 @@ struct TargetKernels {
   NormKernels rms_norm;
   ToFloatFn to_float = nullptr;
   FromFloatFn from_float = nullptr;
+  // The bf16 rounding of the paired write (simd_row-inl.h, PackBf16Pair),
+  // row-wise: [0] the general one, [1] the NaN-free one (for rows without
+  // NaN only). nullptr on the scalar target, which has no pairs. `to` must
+  // be kBF16.
+  std::array<FromFloatFn, 2> bf16_pairs{};
 };
 
 // Every target compiled in that this CPU supports, best first. Never empty

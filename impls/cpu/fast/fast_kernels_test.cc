@@ -488,7 +488,8 @@ TEST(FastKernels, StreamingStoresGiveTheSameBitsAsOrdinaryStores) {
         ASSERT_EQ(reinterpret_cast<std::uintptr_t>(Typed::Zeros(impl.x_dtype, 1).data()) % 64, 0u);
       }
       SetStreamingFootprintBytesForTest(-1);
-      // this call does not stream (the backward's threshold is half the forward's)
+      // this call does not stream (the lowest threshold, that of the spread
+      // writes, is half the forward's)
       ASSERT_GT(StreamingFootprintBytes() / 2, 3 * s.rows * s.d * 4);
       const Outputs ordinary = RunKernel(impl, c, s.offset);
       SetStreamingFootprintBytesForTest(0);  // every call with rows of >= 1 KiB streams

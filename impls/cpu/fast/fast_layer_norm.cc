@@ -327,6 +327,9 @@ void LayerNormForwardRowsOf(const ForwardArgs& a, WorkQueue& queue, float* scrat
     // with the next row's sum, as fp32 does, gained nothing for bf16, whose
     // write has twice the work per byte: the rounding.)
     hwy::bfloat16_t* y = static_cast<hwy::bfloat16_t*>(a.y);
+    const bool stream_spread =
+        UseStreamingStoresForSpreadWrites(2 * a.rows * d * static_cast<std::int64_t>(sizeof(T)),
+                                          d * static_cast<std::int64_t>(sizeof(T)));
     while (queue.Next(&item)) {
       std::int64_t r = item.row_begin;
       for (; r + 2 <= item.row_end; r += 2) {
@@ -338,7 +341,7 @@ void LayerNormForwardRowsOf(const ForwardArgs& a, WorkQueue& queue, float* scrat
         LayerNormStatsOfTwoRows(df, x0, x1, d, a.eps, next, next_end, &st[0], &st[1]);
         if (st[0].scale == 1.f && st[1].scale == 1.f) {
           LayerNormWriteTwoBf16Rows<kGamma, kBeta>(x0, x1, gamma, beta, gamma_t, beta_t, y + r * d,
-                                                   y + (r + 1) * d, d, st[0], st[1], stream,
+                                                   y + (r + 1) * d, d, st[0], st[1], stream_spread,
                                                    finite_params);
         } else {
           for (int k = 0; k < 2; ++k) {
@@ -363,7 +366,7 @@ void LayerNormForwardRowsOf(const ForwardArgs& a, WorkQueue& queue, float* scrat
                                               false, nullptr);
       }
     }
-    if (stream) hwy::FlushStream();
+    if (stream_spread) hwy::FlushStream();  // implies `stream`
     return;
   }
 #endif
@@ -473,8 +476,8 @@ void LayerNormBackwardRows(const BackwardArgs& a, WorkQueue& queue, const Partia
   T* dx = static_cast<T*>(a.dx);
   const bool saved = a.mean != nullptr && a.rstd != nullptr;
   const bool stream =
-      UseStreamingStoresInBackward(3 * a.rows * d * static_cast<std::int64_t>(sizeof(T)),
-                                   d * static_cast<std::int64_t>(sizeof(T)));
+      UseStreamingStoresForSpreadWrites(3 * a.rows * d * static_cast<std::int64_t>(sizeof(T)),
+                                        d * static_cast<std::int64_t>(sizeof(T)));
   WorkItem item;
   while (queue.Next(&item)) {
     partials.Zero(item.index);

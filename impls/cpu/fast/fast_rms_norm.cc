@@ -173,7 +173,7 @@ void RmsBackwardRows(const BackwardArgs& a, WorkQueue& queue, const Partials& pa
   const float* gamma = ParamsAsF32(df, static_cast<const T*>(a.gamma), d, scratch);
   T* dx = static_cast<T*>(a.dx);
   const bool stream =
-      UseStreamingStoresInBackward(3 * a.rows * d * static_cast<std::int64_t>(sizeof(T)),
+      UseStreamingStoresForSpreadWrites(3 * a.rows * d * static_cast<std::int64_t>(sizeof(T)),
                                    d * static_cast<std::int64_t>(sizeof(T)));
   WorkItem item;
   while (queue.Next(&item)) {

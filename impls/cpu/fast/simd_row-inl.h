@@ -224,14 +224,21 @@ inline bool UseStreamingStores(std::int64_t footprint_bytes, std::int64_t row_by
   return footprint_bytes > StreamingFootprintBytes() && row_bytes >= kMinStreamedRowBytes;
 }
 
-// The backward writes dx a vector at a time between the loads and stores of
-// the dgamma/dbeta partial sums, so its non-temporal stores never come in a
-// burst, and streaming pays from half that footprint (bench_kernels, bf16 at
-// 2^22 elements, rows of x, dy and dx taking exactly StreamingFootprintBytes:
-// 1.01-1.08x oneDNN without streaming, 1.13-1.25x with, d = 768, fp32
-// unchanged; the forward's long bf16 rows lose 20 % when streamed at that
-// size). The RMSNorm backward writes dx the same way and shares the rule.
-inline bool UseStreamingStoresInBackward(std::int64_t footprint_bytes, std::int64_t row_bytes) {
+// Writes whose stores are spread between other loads and stores, so that
+// their non-temporal stores never come in a burst, gain from streaming from
+// half that footprint:
+//   * the backward writes dx a vector at a time between the loads and stores
+//     of the dgamma/dbeta partial sums (bench_kernels, bf16 at 2^22
+//     elements, rows of x, dy and dx taking exactly StreamingFootprintBytes:
+//     1.01-1.08x oneDNN without streaming, 1.13-1.25x with, d = 768, fp32
+//     unchanged); the RMSNorm backward writes dx the same way;
+//   * the bf16 LayerNorm forward writes two rows at a time, their lines
+//     alternating, between the loads of both rows (bench_kernels, 2^22
+//     elements, 2 threads: 1.08-1.20x oneDNN without streaming, 1.23-1.30x
+//     with, d = 768 and 4096). With one row at a time it lost 20 % when
+//     streamed at that size.
+inline bool UseStreamingStoresForSpreadWrites(std::int64_t footprint_bytes,
+                                              std::int64_t row_bytes) {
   return footprint_bytes > StreamingFootprintBytes() / 2 && row_bytes >= kMinStreamedRowBytes;
 }
 

@@ -402,111 +402,189 @@ void LayerNormForwardRows(const ForwardArgs& a, WorkQueue& queue, float* scratch
   return LayerNormForwardRowsOf<T, false, false>(a, queue, scratch);
 }
 
-// One row of the backward: a = mean(g), b = mean(g xhat) in the tree shape
-// (one pass, which also adds dy * xhat and dy into the partials), then
-// dx = rstd ((g - a) - xhat b).
+// One row of the backward, after its sums: dx = rstd ((g - a) - xhat b),
+// g = dy gamma, with xhat = (x s - mean s) (rstd / s) (s: BackwardScale).
 template <typename T, bool kGamma>
-HWY_NOINLINE void LayerNormBackwardRow(const T* HWY_RESTRICT x, const T* HWY_RESTRICT dy,
-                                       const float* HWY_RESTRICT gamma, T* HWY_RESTRICT dx,
-                                       std::int64_t d, float mean, float rstd,
-                                       float* HWY_RESTRICT dgamma, float* HWY_RESTRICT dbeta,
-                                       const T* HWY_RESTRICT next_x, const T* HWY_RESTRICT next_dy,
-                                       bool stream) {
-  const DF df;
-  const float scale = BackwardScale(rstd);
-  const VF vscale = hn::Set(df, scale);
-  const VF vmean = hn::Set(df, mean * scale);
-  const VF vrstd_s = hn::Set(df, rstd / scale);
-  // By value, as in the forward: no reloads after every store.
-  const auto xhat_at = [=](std::int64_t i, std::int64_t m) LNV_INLINE_LAMBDA {
-    return hn::Mul(hn::Sub(hn::Mul(LoadAt(df, x, i, m), vscale), vmean), vrstd_s);
-  };
-  const auto g_at = [=](VF dyv, std::int64_t i, std::int64_t m) LNV_INLINE_LAMBDA {
+struct BackwardRow {
+  HWY_INLINE VF Xhat(std::int64_t i, std::int64_t m) const {
+    return hn::Mul(hn::Sub(hn::Mul(LoadAt(DF(), x, i, m), vscale), vmean), vrstd_s);
+  }
+  // g from dy and gamma's vector at the same position.
+  HWY_INLINE VF G(VF dyv, VF gammav) const {
     if constexpr (kGamma) {
-      return hn::Mul(dyv, LoadAt(df, gamma, i, m));
+      return hn::Mul(dyv, gammav);
     } else {
-      (void)i;
-      (void)m;
+      (void)gammav;
       return dyv;
     }
-  };
+  }
+  HWY_INLINE VF Dx(VF xhat, VF g) const {
+    return hn::Mul(vr, hn::NegMulAdd(xhat, vb, hn::Sub(g, va)));
+  }
+
+  const T* HWY_RESTRICT x;
+  const T* HWY_RESTRICT dy;
+  VF vscale, vmean, vrstd_s, va, vb, vr;
+};
+
+// gamma's vector at [i, i + m) (anything without gamma: G ignores it).
+template <bool kGamma>
+HWY_INLINE VF GammaAt(const float* HWY_RESTRICT gamma, std::int64_t i, std::int64_t m) {
+  if constexpr (kGamma) {
+    return LoadAt(DF(), gamma, i, m);
+  } else {
+    (void)gamma;
+    (void)i;
+    (void)m;
+    return hn::Zero(DF());
+  }
+}
+
+// A row's backward sums: a = mean(g), b = mean(g xhat) in the tree shape,
+// in one pass.
+template <typename T, bool kGamma>
+HWY_NOINLINE BackwardRow<T, kGamma> LayerNormBackwardSums(const T* HWY_RESTRICT x,
+                                                          const T* HWY_RESTRICT dy,
+                                                          const float* HWY_RESTRICT gamma,
+                                                          std::int64_t d, float mean, float rstd) {
+  const DF df;
+  const float scale = BackwardScale(rstd);
+  BackwardRow<T, kGamma> row;
+  row.x = x;
+  row.dy = dy;
+  row.vscale = hn::Set(df, scale);
+  row.vmean = hn::Set(df, mean * scale);
+  row.vrstd_s = hn::Set(df, rstd / scale);
   float sums[2] = {0.f, 0.f};
   TreeSums<2>(
       df, d,
       [&](std::int64_t i, std::int64_t m, VF* t) LNV_INLINE_LAMBDA {
-        const VF xhat = xhat_at(i, m);
-        const VF dyv = LoadAt(df, dy, i, m);
-        const VF g = g_at(dyv, i, m);
+        const VF xhat = row.Xhat(i, m);
+        const VF g = row.G(LoadAt(df, dy, i, m), GammaAt<kGamma>(gamma, i, m));
         t[0] = KeepFirst(df, g, m);
         t[1] = KeepFirst(df, hn::Mul(g, xhat), m);
       },
       sums);
   const float n = static_cast<float>(d);
-  const VF va = hn::Set(df, sums[0] / n);
-  const VF vb = hn::Set(df, sums[1] / n);
-  const VF vr = hn::Set(df, rstd);
-  // dx, and the row's dy * xhat and dy into the partials, in one pass over
-  // the row while it is in L1 from the pass above.
-  constexpr std::int64_t kPerLine = static_cast<std::int64_t>(kCacheLine / sizeof(T));
-  const auto dx_at = [=](std::int64_t i, std::int64_t m) LNV_INLINE_LAMBDA {
-    // The next row, a line at a time, while this one is finished from L1.
-    if (next_x != nullptr && i % kPerLine == 0) {
-      PrefetchToL2(next_x + i);
-      PrefetchToL2(next_dy + i);
-    }
-    const VF dyv = LoadAt(df, dy, i, m);
-    const VF xhat = xhat_at(i, m);
-    if (dgamma != nullptr) {
-      StoreAt(df, hn::MulAdd(dyv, xhat, LoadAt(df, dgamma, i, m)), dgamma, i, m);
-    }
-    if (dbeta != nullptr) StoreAt(df, hn::Add(LoadAt(df, dbeta, i, m), dyv), dbeta, i, m);
-    return hn::Mul(vr, hn::NegMulAdd(xhat, vb, hn::Sub(g_at(dyv, i, m), va)));
-  };
-  WriteRow(df, dx, d, stream, dx_at);
+  row.va = hn::Set(df, sums[0] / n);
+  row.vb = hn::Set(df, sums[1] / n);
+  row.vr = hn::Set(df, rstd);
+  return row;
 }
 
-template <typename T>
-void LayerNormBackwardRows(const BackwardArgs& a, WorkQueue& queue, const Partials& partials,
-                           float* scratch) {
+// The second pass of kN rows (1 or 2) of one row block, in one loop: each
+// row's dx, and its dy * xhat and dy added into the block's partial sums
+// (row by row in row order, so the same bits as one row at a time; two rows
+// load and store the partials and load gamma once for both). The rows are
+// in L1 from their sums; the loop prefetches the next `next_rows` (<= kN)
+// rows from next_x and next_dy, a line of each per line of these.
+template <typename T, bool kGamma, int kN>
+HWY_NOINLINE void LayerNormBackwardWrite(const BackwardRow<T, kGamma>* rows_in,
+                                         const float* HWY_RESTRICT gamma, T* const* dx,
+                                         std::int64_t d, float* HWY_RESTRICT dgamma,
+                                         float* HWY_RESTRICT dbeta, const T* HWY_RESTRICT next_x,
+                                         const T* HWY_RESTRICT next_dy, int next_rows,
+                                         bool stream) {
+  const DF df;
+  constexpr std::int64_t kPerLine = static_cast<std::int64_t>(kCacheLine / sizeof(T));
+  // Copies, by value in the lambda: no reloads after every store.
+  BackwardRow<T, kGamma> rows[kN];
+  for (int k = 0; k < kN; ++k) rows[k] = rows_in[k];
+  const auto dx_at = [=](std::int64_t i, std::int64_t m) LNV_INLINE_LAMBDA {
+    if (next_rows > 0 && i % kPerLine == 0) {
+      for (int k = 0; k < next_rows; ++k) {
+        PrefetchToL2(next_x + k * d + i);
+        PrefetchToL2(next_dy + k * d + i);
+      }
+    }
+    const VF gammav = GammaAt<kGamma>(gamma, i, m);
+    VF dyv[kN];
+    VF xhat[kN];
+#pragma GCC unroll 2
+    for (int k = 0; k < kN; ++k) {
+      dyv[k] = LoadAt(df, rows[k].dy, i, m);
+      xhat[k] = rows[k].Xhat(i, m);
+    }
+    if (dgamma != nullptr) {
+      VF p = LoadAt(df, dgamma, i, m);
+#pragma GCC unroll 2
+      for (int k = 0; k < kN; ++k) p = hn::MulAdd(dyv[k], xhat[k], p);
+      StoreAt(df, p, dgamma, i, m);
+    }
+    if (dbeta != nullptr) {
+      VF p = LoadAt(df, dbeta, i, m);
+#pragma GCC unroll 2
+      for (int k = 0; k < kN; ++k) p = hn::Add(p, dyv[k]);
+      StoreAt(df, p, dbeta, i, m);
+    }
+    RowVecs<kN> out;
+#pragma GCC unroll 2
+    for (int k = 0; k < kN; ++k) out.v[k] = rows[k].Dx(xhat[k], rows[k].G(dyv[k], gammav));
+    return out;
+  };
+  WriteRows<T, kN>(df, dx, d, stream, dx_at);
+}
+
+template <typename T, bool kGamma>
+void LayerNormBackwardRowsOf(const BackwardArgs& a, WorkQueue& queue, const Partials& partials,
+                             const float* gamma) {
   const DF df;
   const std::int64_t d = a.d;
   const T* x = static_cast<const T*>(a.x);
   const T* dy = static_cast<const T*>(a.dy);
-  const float* gamma = ParamsAsF32(df, static_cast<const T*>(a.gamma), d, scratch);
   T* dx = static_cast<T*>(a.dx);
   const bool saved = a.mean != nullptr && a.rstd != nullptr;
   const bool stream =
       UseStreamingStoresForSpreadWrites(3 * a.rows * d * static_cast<std::int64_t>(sizeof(T)),
                                         d * static_cast<std::int64_t>(sizeof(T)));
+  const auto sums_of = [&](std::int64_t r) {
+    float mean = 0.f;
+    float rstd = 0.f;
+    if (saved) {
+      mean = a.mean[r];
+      rstd = a.rstd[r];
+    } else {  // no saved statistics: the forward's own
+      const RowStats st = LayerNormStats(df, x + r * d, d, a.eps);
+      mean = st.mean;
+      rstd = st.rstd;
+    }
+    return LayerNormBackwardSums<T, kGamma>(x + r * d, dy + r * d, gamma, d, mean, rstd);
+  };
   WorkItem item;
   while (queue.Next(&item)) {
     partials.Zero(item.index);
     float* dgamma = partials.Dgamma(item.index);
     float* dbeta = partials.Dbeta(item.index);
-    for (std::int64_t r = item.row_begin; r < item.row_end; ++r) {
-      const bool last = r + 1 == item.row_end;
-      const T* next_x = last ? nullptr : x + (r + 1) * d;
-      const T* next_dy = last ? nullptr : dy + (r + 1) * d;
-      float mean = 0.f;
-      float rstd = 0.f;
-      if (saved) {
-        mean = a.mean[r];
-        rstd = a.rstd[r];
-      } else {  // no saved statistics: the forward's own
-        const RowStats st = LayerNormStats(df, x + r * d, d, a.eps);
-        mean = st.mean;
-        rstd = st.rstd;
-      }
-      if (gamma != nullptr) {
-        LayerNormBackwardRow<T, true>(x + r * d, dy + r * d, gamma, dx + r * d, d, mean, rstd,
-                                      dgamma, dbeta, next_x, next_dy, stream);
+    // Two rows per second pass (LayerNormBackwardWrite).
+    for (std::int64_t r = item.row_begin; r < item.row_end;) {
+      const std::int64_t n = std::min<std::int64_t>(2, item.row_end - r);
+      // The rows after these, in this block.
+      const int next_rows = static_cast<int>(std::min<std::int64_t>(2, item.row_end - r - n));
+      const T* next_x = x + (r + n) * d;
+      const T* next_dy = dy + (r + n) * d;
+      if (n == 2) {
+        const BackwardRow<T, kGamma> rows[2] = {sums_of(r), sums_of(r + 1)};
+        T* const out[2] = {dx + r * d, dx + (r + 1) * d};
+        LayerNormBackwardWrite<T, kGamma, 2>(rows, gamma, out, d, dgamma, dbeta, next_x, next_dy,
+                                             next_rows, stream);
       } else {
-        LayerNormBackwardRow<T, false>(x + r * d, dy + r * d, gamma, dx + r * d, d, mean, rstd,
-                                       dgamma, dbeta, next_x, next_dy, stream);
+        const BackwardRow<T, kGamma> rows[1] = {sums_of(r)};
+        T* const out[1] = {dx + r * d};
+        LayerNormBackwardWrite<T, kGamma, 1>(rows, gamma, out, d, dgamma, dbeta, next_x, next_dy, 0,
+                                             stream);
       }
+      r += n;
     }
   }
   if (stream) hwy::FlushStream();
+}
+
+template <typename T>
+void LayerNormBackwardRows(const BackwardArgs& a, WorkQueue& queue, const Partials& partials,
+                           float* scratch) {
+  const float* gamma = ParamsAsF32(DF(), static_cast<const T*>(a.gamma), a.d, scratch);
+  if (gamma != nullptr) return LayerNormBackwardRowsOf<T, true>(a, queue, partials, gamma);
+  return LayerNormBackwardRowsOf<T, false>(a, queue, partials, gamma);
 }
 
 template <typename T>

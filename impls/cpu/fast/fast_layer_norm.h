@@ -9,10 +9,11 @@
 //   beta with one FMA (an absent gamma or beta is skipped). For fp32 rows
 //   the pass that writes y also computes the next row's sum(x), in the same
 //   shape and so to the same bits (memory reads and writes then overlap);
-//   every row gives the bits it gives alone (tested). bf16 rows write y from
-//   pairs of vectors held in 32-bit lanes, gamma and beta read as bf16 (the
-//   same operations on the same values: the same bits). Throughput and
-//   what was measured: bench/README.md.
+//   every row gives the bits it gives alone (tested). bf16 rows go two at a
+//   time through each pass (two independent chains of sums, one write pass
+//   for both) and write y from pairs of vectors held in 32-bit lanes, gamma
+//   and beta read as bf16 (the same operations on the same values: the same
+//   bits). Throughput and what was measured: bench/README.md.
 // SIMD: Google Highway (Debian's libhwy 1.0.3), compiled per target in one
 //   source: AVX-512, AVX2 and Highway's scalar fallback (SSE4/SSSE3 are not
 //   built: AVX2 covers every x86-64 CPU of the last decade). Highway rather
@@ -29,7 +30,9 @@
 // Backward: g = dy * gamma; a = mean(g) and b = mean(g * xhat) in one pass
 //   over the row, both in the same tree shape, xhat recomputed from the
 //   stored mean/rstd (or from the forward's statistics when they are not
-//   passed); dx = rstd * ((g - a) - xhat * b), the bracket one FMA.
+//   passed); dx = rstd * ((g - a) - xhat * b), the bracket one FMA. The
+//   pass that writes dx takes two rows at a time and adds both rows into
+//   the partial sums below in row order (the same bits as one at a time).
 //   dgamma = sum_rows dy * xhat and dbeta = sum_rows dy in fp32 (never in
 //   bf16/fp16), per row block, merged in a fixed tree, rounded once into the
 //   param dtype: deterministic, and bitwise independent of the thread count

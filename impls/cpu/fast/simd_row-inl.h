@@ -201,15 +201,39 @@ HWY_INLINE void StreamF32As(DF df, VF v, T* HWY_RESTRICT p) {
 #endif
 }
 
+// kN vectors, one per output row (WriteRows).
+template <int kN>
+struct RowVecs {
+  VF v[kN];
+};
+
+// Ordinary stores of out_k[begin, end) = at(i, n).v[k] for the kN rows:
+// whole vectors, then a partial one.
+template <typename T, int kN, class At>
+HWY_INLINE void StoreRanges(DF df, T* const* out, std::int64_t begin, std::int64_t end,
+                            const At& at) {
+  const std::int64_t lanes = static_cast<std::int64_t>(hn::Lanes(df));
+  std::int64_t i = begin;
+  for (; i + lanes <= end; i += lanes) {
+    const RowVecs<kN> r = at(i, lanes);
+#pragma GCC unroll 2
+    for (int k = 0; k < kN; ++k) StoreF32As(df, r.v[k], out[k] + i);
+  }
+  if (i < end) {
+    const RowVecs<kN> r = at(i, end - i);
+    for (int k = 0; k < kN; ++k) StoreF32AsPartial(df, r.v[k], out[k] + i, end - i);
+  }
+}
+
 // Ordinary stores of out[begin, end) = at(i, n): whole vectors, then a
 // partial one.
 template <typename T, class At>
 HWY_INLINE void StoreRange(DF df, T* HWY_RESTRICT out, std::int64_t begin, std::int64_t end,
                            const At& at) {
-  const std::int64_t lanes = static_cast<std::int64_t>(hn::Lanes(df));
-  std::int64_t i = begin;
-  for (; i + lanes <= end; i += lanes) StoreF32As(df, at(i, lanes), out + i);
-  if (i < end) StoreF32AsPartial(df, at(i, end - i), out + i, end - i);
+  T* const outs[1] = {out};
+  StoreRanges<T, 1>(df, outs, begin, end, [&](std::int64_t i, std::int64_t n) LNV_INLINE_LAMBDA {
+    return RowVecs<1>{{at(i, n)}};
+  });
 }
 
 // Rows shorter than this are stored the ordinary way: their unaligned head
@@ -284,8 +308,11 @@ HWY_INLINE void StoreLineOfHalves(DF df, VF lo, VF hi, T* HWY_RESTRICT p) {
 // streaming at all; so AVX2 and the scalar target never stream). The partial
 // lines at either end use ordinary stores, so no line is written both ways.
 // Which stores are used never changes a value.
-template <typename T, class At>
-HWY_INLINE void WriteRow(DF df, T* HWY_RESTRICT out, std::int64_t d, bool stream, const At& at) {
+// WriteRows: the same for kN rows at once, at(i, n) giving a RowVecs<kN>
+// (row k's vector in v[k]); the rows stream only if they all start at the
+// same offset within a cache line.
+template <typename T, int kN, class At>
+HWY_INLINE void WriteRows(DF df, T* const* out, std::int64_t d, bool stream, const At& at) {
   const std::int64_t lanes = static_cast<std::int64_t>(hn::Lanes(df));
   constexpr std::size_t kVectorBytes = sizeof(T) * hn::MaxLanes(DF());
   constexpr bool kWholeLine = kVectorBytes == kCacheLine;
@@ -294,7 +321,10 @@ HWY_INLINE void WriteRow(DF df, T* HWY_RESTRICT out, std::int64_t d, bool stream
 #else
   constexpr bool kHalfLine = false;
 #endif
-  const auto addr = reinterpret_cast<std::uintptr_t>(out);
+  const auto addr = reinterpret_cast<std::uintptr_t>(out[0]);
+  for (int k = 1; k < kN; ++k) {
+    stream = stream && (reinterpret_cast<std::uintptr_t>(out[k]) - addr) % kCacheLine == 0;
+  }
 #if HWY_TARGET == HWY_AVX3
   if constexpr (kHalfLine) {
     if (!stream || addr % sizeof(T) != 0) {
@@ -302,34 +332,46 @@ HWY_INLINE void WriteRow(DF df, T* HWY_RESTRICT out, std::int64_t d, bool stream
       // (measured: 2-10 % faster than a 32-byte store per vector).
       std::int64_t i = 0;
       for (; i + 2 * lanes <= d; i += 2 * lanes) {
-        const VF lo = at(i, lanes);
-        const VF hi = at(i + lanes, lanes);
-        StoreLineOfHalves(df, lo, hi, out + i);
+        const RowVecs<kN> lo = at(i, lanes);
+        const RowVecs<kN> hi = at(i + lanes, lanes);
+#pragma GCC unroll 2
+        for (int k = 0; k < kN; ++k) StoreLineOfHalves(df, lo.v[k], hi.v[k], out[k] + i);
       }
-      return StoreRange(df, out, i, d, at);
+      return StoreRanges<T, kN>(df, out, i, d, at);
     }
   }
 #endif
   if (!(kWholeLine || kHalfLine) || !stream || addr % sizeof(T) != 0) {
-    return StoreRange(df, out, 0, d, at);
+    return StoreRanges<T, kN>(df, out, 0, d, at);
   }
   const auto per_line = static_cast<std::int64_t>(kCacheLine / sizeof(T));
   const std::int64_t head = std::min<std::int64_t>(
       d, static_cast<std::int64_t>((kCacheLine - addr % kCacheLine) % kCacheLine / sizeof(T)));
   const std::int64_t body_end = head + (d - head) / per_line * per_line;
-  StoreRange(df, out, 0, head, at);
+  StoreRanges<T, kN>(df, out, 0, head, at);
   for (std::int64_t i = head; i < body_end; i += per_line) {
     if constexpr (kWholeLine) {
-      StreamF32As(df, at(i, lanes), out + i);
+      const RowVecs<kN> r = at(i, lanes);
+#pragma GCC unroll 2
+      for (int k = 0; k < kN; ++k) StreamF32As(df, r.v[k], out[k] + i);
     } else {
 #if HWY_TARGET == HWY_AVX3
-      const VF lo = at(i, lanes);
-      const VF hi = at(i + lanes, lanes);
-      StreamLineOfHalves(df, lo, hi, out + i);
+      const RowVecs<kN> lo = at(i, lanes);
+      const RowVecs<kN> hi = at(i + lanes, lanes);
+#pragma GCC unroll 2
+      for (int k = 0; k < kN; ++k) StreamLineOfHalves(df, lo.v[k], hi.v[k], out[k] + i);
 #endif
     }
   }
-  StoreRange(df, out, body_end, d, at);
+  StoreRanges<T, kN>(df, out, body_end, d, at);
+}
+
+template <typename T, class At>
+HWY_INLINE void WriteRow(DF df, T* HWY_RESTRICT out, std::int64_t d, bool stream, const At& at) {
+  T* const outs[1] = {out};
+  WriteRows<T, 1>(df, outs, d, stream, [&](std::int64_t i, std::int64_t n) LNV_INLINE_LAMBDA {
+    return RowVecs<1>{{at(i, n)}};
+  });
 }
 
 #if HWY_TARGET != HWY_SCALAR

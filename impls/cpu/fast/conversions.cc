@@ -1,6 +1,7 @@
 // The storage conversions of the fast kernels, row-wise, per SIMD target:
-// exactly simd_row-inl.h's LoadAt/StoreAt, exposed (targets.h) so that the
-// tests check the code the kernels run against the oracle's rounding.
+// exactly simd_row-inl.h's LoadAt/StoreAt and the paired bf16 write's
+// rounding (PackBf16Pair), exposed (targets.h) so that the tests check the
+// code the kernels run against the oracle's rounding.
 #include <Eigen/Core>
 #include <cstdint>
 

@@ -12,11 +12,11 @@
 #include <vector>
 
 #include "harness/families.h"
+#include "harness/formats.h"
 #include "harness/judge.h"
 #include "impls/cpu/fast/targets.h"
 #include "impls/cpu/valid_range.h"
 #include "impls/dtype.h"
-#include "harness/formats.h"
 
 namespace lnv::fast {
 namespace {

@@ -139,7 +139,9 @@ TEST(FastConversions, EveryTargetsBf16StoreRoundsToNearestEvenLikeTheOracle) {
 // The paired write's rounding (PackBf16Pair): the general one on every
 // probe; the NaN-free one, which the kernels use only on rows that give no
 // NaN, on every probe that is not NaN (ties of both parities, every carry,
-// rounding up into infinity, subnormals, zeros of both signs).
+// rounding up into infinity, subnormals, zeros of both signs). Each list
+// runs twice, the second time one place later, so that every probe is
+// rounded both as an even and as an odd element of a pair.
 TEST(FastConversions, EveryTargetsPairedBf16RoundingRoundsToNearestEvenLikeTheOracle) {
   const std::vector<float> probes = Bf16Probes();
   std::vector<float> no_nan;
@@ -152,12 +154,16 @@ TEST(FastConversions, EveryTargetsPairedBf16RoundingRoundsToNearestEvenLikeTheOr
     if (t.bf16_pairs[0] == nullptr) continue;  // the scalar target has no pairs
     ++targets_with_pairs;
     for (int nan_free = 0; nan_free < 2; ++nan_free) {
-      std::string first;
-      const auto demote = [&](const float* src, std::uint16_t* dst, std::int64_t n) {
-        t.bf16_pairs[static_cast<std::size_t>(nan_free)](DType::kBF16, src, dst, n);
-      };
-      EXPECT_EQ(RneMismatches(nan_free ? no_nan : probes, DType::kBF16, demote, &first), 0)
-          << t.backend << (nan_free ? " (NaN-free)" : "") << ": " << first;
+      for (int shift = 0; shift < 2; ++shift) {
+        std::vector<float> list = nan_free ? no_nan : probes;
+        if (shift == 1) list.insert(list.begin(), 1.f);
+        std::string first;
+        const auto demote = [&](const float* src, std::uint16_t* dst, std::int64_t n) {
+          t.bf16_pairs[static_cast<std::size_t>(nan_free)](DType::kBF16, src, dst, n);
+        };
+        EXPECT_EQ(RneMismatches(list, DType::kBF16, demote, &first), 0)
+            << t.backend << (nan_free ? " (NaN-free)" : "") << " shift " << shift << ": " << first;
+      }
     }
   }
   EXPECT_GT(targets_with_pairs, 0);

@@ -201,16 +201,17 @@ TEST(FastKernels, MeetTheirBoundOnEveryRowLengthAroundTheVectorAndBlockSizes) {
 }
 
 // Rows far beyond fp32's naive range: sum((x - mean)^2) overflows, and in
-// the last rows sigma > 2^126, so rstd itself is subnormal.
-Case OverflowingRows(Norm norm, std::int64_t d) {
+// the last rows sigma > 2^126, so rstd itself is subnormal. Values in
+// `format` (fp32, or bf16, which has fp32's exponent range).
+Case OverflowingRows(Norm norm, std::int64_t d, const FloatFormat& format = kBinary32) {
   Case c;
   c.norm = norm;
   c.d = d;
   c.eps = static_cast<double>(1e-5f);
-  const double max = std::numeric_limits<float>::max();
+  const double max = MaxFinite(format);
   std::mt19937_64 rng(5);
   std::uniform_real_distribution<double> u(-1, 1);
-  const auto fit = [](double v) { return RoundToFormat(v, kBinary32); };
+  const auto fit = [&](double v) { return RoundToFormat(v, format); };
   std::vector<std::vector<double>> rows;
   rows.push_back(std::vector<double>(d, fit(max)));  // constant: sigma = 0
   rows.emplace_back();                               // spread over the full range
@@ -320,28 +321,48 @@ TEST(FastKernels, ADifferentRowBlockCountChangesDgammaSoTheCheckAboveCanFail) {
   EXPECT_FALSE(dgamma_with_blocks(7) == o.dgamma.Payload());
 }
 
+// y and dx of a row, and its statistics, are those it gets alone, wherever
+// it sits: the first and the second row of a pair (the bf16 forward and the
+// backward's dx pass take rows two at a time) and a last row without a
+// partner; with and without gamma and beta. 199 rows: one forward work item,
+// and backward row blocks of 6 and 7 rows (driver.h, kMaxRowBlocks), so
+// pairs and rows without a partner in both.
 TEST(FastKernels, ARowsResultsDoNotDependOnItsBatch) {
   for (const ImplInfo& impl : FastImpls()) {
-    Case c = FamilyCase("heavy_tails", impl.norm, impl.x_dtype, 77, 40);
-    c.dy.clear();
-    const Outputs batch = RunKernel(impl, c);
-    Case single = c;
-    single.rows = 1;
-    const std::int64_t r = 29;
-    single.x.assign(c.x.begin() + r * c.d, c.x.begin() + (r + 1) * c.d);
-    const Outputs alone = RunKernel(impl, single);
-    for (std::int64_t i = 0; i < c.d; ++i) {
-      ASSERT_EQ(alone.y.At(i), batch.y.At(r * c.d + i)) << impl.name << " i=" << i;
+    for (const bool affine : {true, false}) {
+      Case c = FamilyCase("heavy_tails", impl.norm, impl.x_dtype, 77, 199);
+      if (!affine) {
+        c.gamma.clear();
+        c.beta.clear();
+      }
+      const Outputs batch = RunKernel(impl, c);
+      for (std::int64_t r = 0; r < c.rows; ++r) {
+        Case single = c;
+        single.rows = 1;
+        single.x.assign(c.x.begin() + r * c.d, c.x.begin() + (r + 1) * c.d);
+        single.dy.assign(c.dy.begin() + r * c.d, c.dy.begin() + (r + 1) * c.d);
+        const Outputs alone = RunKernel(impl, single);
+        const std::string what =
+            impl.name + (affine ? "" : " (no gamma, beta)") + " row " + std::to_string(r);
+        for (std::int64_t i = 0; i < c.d; ++i) {
+          ASSERT_EQ(alone.y.At(i), batch.y.At(r * c.d + i)) << what << " y i=" << i;
+          ASSERT_EQ(alone.dx.At(i), batch.dx.At(r * c.d + i)) << what << " dx i=" << i;
+        }
+        EXPECT_EQ(alone.rstd[0], batch.rstd[r]) << what;
+        EXPECT_EQ(alone.mean[0], batch.mean[r]) << what;
+      }
     }
-    EXPECT_EQ(alone.rstd[0], batch.rstd[r]) << impl.name;
   }
 }
 
 // The fp32 forward computes each row's sum in the previous row's write pass
-// (fast_layer_norm.cc, WriteRowSummingNext). Every row of a batch must still
-// give the bits it gives alone: ordinary rows next to rescaled ones (their
-// fp32 sum of squares overflows), rows holding NaN or infinity, row lengths
-// of one block and of several, with and without streaming stores.
+// (fast_layer_norm.cc, WriteRowSummingNext); the bf16 forward takes rows two
+// at a time (LayerNormStatsOfTwoRows, LayerNormWriteTwoBf16Rows), and a pair
+// with a rescaled row goes one row at a time. Every row of a batch must
+// still give the bits it gives alone: ordinary rows next to rescaled ones
+// (their fp32 sum of squares overflows), rows holding NaN or infinity in
+// either place of a pair, a last row without a partner, row lengths of one
+// block and of several, with and without streaming stores.
 TEST(FastKernels, EveryRowOfAMixedBatchGivesTheBitsItGivesAlone) {
   const double nan = std::numeric_limits<double>::quiet_NaN();
   const double inf = std::numeric_limits<double>::infinity();
@@ -352,17 +373,21 @@ TEST(FastKernels, EveryRowOfAMixedBatchGivesTheBitsItGivesAlone) {
       std::vector<double> special(static_cast<std::size_t>(d), 1.5);
       special[static_cast<std::size_t>(d / 2)] = nan;
       c.x.insert(c.x.begin() + d, special.begin(), special.end());  // row 1 holds a NaN
+      special[static_cast<std::size_t>(d / 2)] = inf;
+      c.x.insert(c.x.begin() + 2 * d, special.begin(), special.end());  // row 2 an infinity
       special[static_cast<std::size_t>(d / 2)] = -inf;
-      c.x.insert(c.x.end(), special.begin(), special.end());  // row 5 an infinity
-      c.rows += 2;
-      if (impl.x_dtype == DType::kF32) {
+      c.x.insert(c.x.end(), special.begin(), special.end());  // row 6 an infinity
+      c.rows += 3;
+      if (impl.x_dtype != DType::kF16) {  // fp16 cannot hold such rows
         // then five rows that are rescaled, and an ordinary row after them
-        const Case big = OverflowingRows(impl.norm, d);
+        const Case big =
+            OverflowingRows(impl.norm, d, impl.x_dtype == DType::kBF16 ? kBfloat16 : kBinary32);
         const std::vector<double> first(c.x.begin(), c.x.begin() + d);
         c.x.insert(c.x.end(), big.x.begin(), big.x.end());
         c.x.insert(c.x.end(), first.begin(), first.end());
         c.rows += big.rows + 1;
       }
+      ASSERT_EQ(c.rows % 2, 1) << "a last row without a partner";
       for (const std::int64_t stream_bytes : {std::int64_t{-1}, std::int64_t{0}}) {
         SetStreamingFootprintBytesForTest(stream_bytes);
         const Outputs batch = RunKernel(impl, c, 1);

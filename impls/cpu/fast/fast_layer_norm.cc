@@ -111,12 +111,12 @@ HWY_INLINE RowStats LayerNormStats(DF df, const T* HWY_RESTRICT x, std::int64_t 
 // LayerNormStats of two rows at once (the same sums in the same shape, so
 // the same bits): two independent chains of additions, so the latency of
 // one row's final reduction and of the step from mean to deviations
-// overlaps the other's. `next`/`next_end` (or nullptr): the rows to
-// prefetch, [next, next_end).
+// overlaps the other's. `next` (or nullptr) and `next_len`: the elements to
+// prefetch, next[0, next_len) (the next rows).
 template <typename T>
 HWY_INLINE void LayerNormStatsOfTwoRows(DF df, const T* HWY_RESTRICT x0, const T* HWY_RESTRICT x1,
-                                        std::int64_t d, float eps, const T* next, const T* next_end,
-                                        RowStats* st0, RowStats* st1) {
+                                        std::int64_t d, float eps, const T* next,
+                                        std::int64_t next_len, RowStats* st0, RowStats* st1) {
   const float n = static_cast<float>(d);
   float sums[2] = {0.f, 0.f};
   TreeSums<2>(
@@ -137,9 +137,8 @@ HWY_INLINE void LayerNormStatsOfTwoRows(DF df, const T* HWY_RESTRICT x0, const T
       [=](std::int64_t i, std::int64_t m, VF* t) LNV_INLINE_LAMBDA {
         // Two rows ahead, a line of each per line of these.
         if (next != nullptr && i % kPerLine == 0) {
-          const T* p = next + 2 * i;
-          if (p < next_end) PrefetchToL2(p);
-          if (p + kPerLine < next_end) PrefetchToL2(p + kPerLine);
+          if (2 * i < next_len) PrefetchToL2(next + 2 * i);
+          if (2 * i + kPerLine < next_len) PrefetchToL2(next + 2 * i + kPerLine);
         }
         const VF dev0 = hn::Sub(LoadAt(df, x0, i, m), vmean0);
         const VF dev1 = hn::Sub(LoadAt(df, x1, i, m), vmean1);
@@ -207,11 +206,9 @@ inline bool GivesNoNaN(const RowStats& st, bool finite_params) {
   return finite_params && std::isfinite(st.mean_s) && std::isfinite(st.rstd_s);
 }
 
-// Writes a row (kRows = 1) or two (kRows = 2; both unscaled) of y. gamma/
-// beta: fp32 copies; gamma_t/beta_t: the caller's arrays (the bf16 path reads
-// them as bf16). With `next` (fp32, one row), the write is fused with next's
-// first statistics pass (WriteRowSummingNext), and sum(next) is returned;
-// otherwise 0.
+// Writes one row of y. gamma/beta: fp32 copies; gamma_t/beta_t: the caller's arrays (the bf16 path
+// reads them as bf16). With `next` (fp32, one row), the write is fused with next's first statistics
+// pass (WriteRowSummingNext), and sum(next) is returned; otherwise 0.
 template <typename T, bool kGamma, bool kBeta, bool kScaled>
 HWY_INLINE float LayerNormWriteRow(const T* HWY_RESTRICT x, const float* HWY_RESTRICT gamma,
                                    const float* HWY_RESTRICT beta, const T* HWY_RESTRICT gamma_t,
@@ -324,8 +321,10 @@ void LayerNormForwardRowsOf(const ForwardArgs& a, WorkQueue& queue, float* scrat
     // the NaN-free paired rounding (PackBf16Pair) and the block merge's
     // loop over set bits (MergeBlocks); bench_kernels, 2 threads, d = 4096:
     // 1.02-1.14x oneDNN before, 1.18-1.22x after. (Fusing a row's write
-    // with the next row's sum, as fp32 does, gained nothing for bf16, whose
-    // write has twice the work per byte: the rounding.)
+    // with the next row's sum, as fp32 does, cost the one-row bf16 forward
+    // 10-20 %, and gained nothing on top of the paired rounding: the bf16
+    // write has twice the work per byte.) Rescaled rows, and a last row
+    // without a partner, go one at a time.
     hwy::bfloat16_t* y = static_cast<hwy::bfloat16_t*>(a.y);
     const bool stream_spread =
         UseStreamingStoresForSpreadWrites(2 * a.rows * d * static_cast<std::int64_t>(sizeof(T)),
@@ -336,9 +335,9 @@ void LayerNormForwardRowsOf(const ForwardArgs& a, WorkQueue& queue, float* scrat
         const hwy::bfloat16_t* x0 = x + r * d;
         const hwy::bfloat16_t* x1 = x0 + d;
         const hwy::bfloat16_t* next = r + 2 < item.row_end ? x1 + d : nullptr;
-        const hwy::bfloat16_t* next_end = x + std::min(r + 4, item.row_end) * d;
+        const std::int64_t next_len = (std::min(r + 4, item.row_end) - (r + 2)) * d;
         RowStats st[2];
-        LayerNormStatsOfTwoRows(df, x0, x1, d, a.eps, next, next_end, &st[0], &st[1]);
+        LayerNormStatsOfTwoRows(df, x0, x1, d, a.eps, next, next_len, &st[0], &st[1]);
         if (st[0].scale == 1.f && st[1].scale == 1.f) {
           LayerNormWriteTwoBf16Rows<kGamma, kBeta>(x0, x1, gamma, beta, gamma_t, beta_t, y + r * d,
                                                    y + (r + 1) * d, d, st[0], st[1], stream_spread,
@@ -366,14 +365,15 @@ void LayerNormForwardRowsOf(const ForwardArgs& a, WorkQueue& queue, float* scrat
                                               false, nullptr);
       }
     }
-    if (stream_spread) hwy::FlushStream();  // implies `stream`
+    if (stream_spread) hwy::FlushStream();  // `stream` implies `stream_spread`
     return;
   }
 #endif
   // fp32 rows: each row's write is fused with the next row's sum
   // (WriteRowSummingNext), so the next row streams in while this one streams
-  // out; the row's second pass then runs from L1. fp16 rows: three separate
-  // passes, the second prefetching the next row into L2. Measured with
+  // out; the row's second pass then runs from L1. fp16 rows (and bf16 rows
+  // on the scalar target): three separate passes, the second prefetching the
+  // next row into L2. Measured with
   // bench_kernels (bench/README.md): fusing took fp32 at d = 4096 from 0.75x
   // to 1.2-1.3x oneDNN. The fused write streams only rows that start on a
   // cache line. (Widening a 16-bit row once into an fp32 copy for the later
@@ -475,9 +475,10 @@ HWY_NOINLINE BackwardRow<T, kGamma> LayerNormBackwardSums(const T* HWY_RESTRICT 
 // The second pass of kN rows (1 or 2) of one row block, in one loop: each
 // row's dx, and its dy * xhat and dy added into the block's partial sums
 // (row by row in row order, so the same bits as one row at a time; two rows
-// load and store the partials and load gamma once for both). The rows are
-// in L1 from their sums; the loop prefetches the next `next_rows` (<= kN)
-// rows from next_x and next_dy, a line of each per line of these.
+// load and store the partials and load gamma once for both). The rows come
+// from L1 or L2 after their sums (two fp32 rows of 4096 hold 64 KiB of x and
+// dy); the loop prefetches the next `next_rows` (<= kN) rows from next_x and
+// next_dy into L2, a line of each per line of these.
 template <typename T, bool kGamma, int kN>
 HWY_NOINLINE void LayerNormBackwardWrite(const BackwardRow<T, kGamma>* rows_in,
                                          const float* HWY_RESTRICT gamma, T* const* dx,

@@ -174,7 +174,7 @@ void RmsBackwardRows(const BackwardArgs& a, WorkQueue& queue, const Partials& pa
   T* dx = static_cast<T*>(a.dx);
   const bool stream =
       UseStreamingStoresForSpreadWrites(3 * a.rows * d * static_cast<std::int64_t>(sizeof(T)),
-                                   d * static_cast<std::int64_t>(sizeof(T)));
+                                        d * static_cast<std::int64_t>(sizeof(T)));
   WorkItem item;
   while (queue.Next(&item)) {
     partials.Zero(item.index);

@@ -400,8 +400,9 @@ HWY_INLINE VF OddOf(VU v) { return hn::BitCast(DF(), hn::And(v, hn::Set(DU(), 0x
 // ones; hi + 1 exactly when lo + 0x7FFF + (hi & 1) carries out of 16 bits,
 // which is when (lo + (0x7FFE | (hi & 1)) + 1) >> 1, the unsigned rounding
 // average, reaches 0x8000. That is Bf16RneInHighHalves' add, carried per
-// half; hi + 1 never wraps, since only a NaN has hi = 0xFFFF. 8 operations
-// per pair rather than 10.
+// half; hi + 1 never wraps, since only a NaN has hi = 0xFFFF. On AVX-512
+// (ternary logic merges each AND with its OR) 8 operations per pair rather
+// than 10; 11 either way on AVX2.
 template <bool kMayHoldNaN>
 HWY_INLINE VU PackBf16Pair(VF e, VF o) {
   const DU du;

@@ -11,6 +11,9 @@
 //     where the oracle is NaN agrees: the IEEE mean of a row with +inf is +inf.)
 //   * A kernel +-inf where the oracle is finite: kNotFinite, unless the
 //     exact value is within the bound of the format's overflow threshold.
+//     The mirror case, a finite kernel value where the exact value rounds to
+//     +-inf, is measured against the exact value like any other (the other
+//     infinity is kBoundExceeded).
 //   * A finite row whose exact sum of squares exceeds the kernel's claimed
 //     max_row_sumsq is out of range: there only the NaN contract (an oracle
 //     NaN must be a kernel NaN) is judged; its elements read kOutOfRange.

@@ -228,6 +228,27 @@ TEST(JudgeElement, AnExactOverflowConstrainsOnlyWhereThereIsABound) {
   EXPECT_EQ(JudgeElement(0, inf, ev, 1.0, kBinary16, true).verdict, Verdict::kPass);
 }
 
+// Errors are measured against the exact value, also where it rounds to inf:
+// a finite kernel value within the bound of an exact value just past the
+// overflow threshold passes (fuzz_ln found an fp32 RMSNorm y 0.6 ulp below
+// such an exact value failed as infinitely wrong), one beyond the bound does
+// not, and the other infinity never does.
+TEST(JudgeElement, AFiniteValueWithinTheBoundOfAnExactOverflowPasses) {
+  const double inf = std::numeric_limits<double>::infinity();
+  const double max = MaxFinite(kBinary16);  // 65504
+  const double past = 65530;                // beyond the threshold 65520
+  const ExactValue ev = Exact(past, kBinary16);
+  ASSERT_TRUE(std::isinf(ev.rounded));
+  const ElementResult within = JudgeElement(0, max, ev, 2 * (past - max), kBinary16, true);
+  EXPECT_EQ(within.verdict, Verdict::kPass);
+  EXPECT_EQ(within.error, past - max);
+  EXPECT_EQ(JudgeElement(0, max, ev, (past - max) / 2, kBinary16, true).verdict,
+            Verdict::kBoundExceeded);
+  EXPECT_EQ(JudgeElement(0, -inf, ev, 2 * (past - max), kBinary16, true).verdict,
+            Verdict::kBoundExceeded);
+  EXPECT_EQ(JudgeElement(0, inf, ev, 2 * (past - max), kBinary16, true).verdict, Verdict::kPass);
+}
+
 // A kernel infinity is reachable when exact +- bound reaches the overflow
 // threshold on the infinity's side, whatever the sign of the exact value.
 TEST(JudgeElement, AKernelInfinityIsReachableWhenTheBoundReachesTheThresholdOnItsSide) {

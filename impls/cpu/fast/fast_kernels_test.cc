@@ -128,6 +128,15 @@ Outputs RunKernel(const ImplInfo& impl, const Case& c, std::int64_t offset = 0, 
   return o;
 }
 
+// Row r of c as a case of its own (its x, and its dy where c has one).
+Case RowOf(const Case& c, std::int64_t r) {
+  Case one = c;
+  one.rows = 1;
+  one.x.assign(c.x.begin() + r * c.d, c.x.begin() + (r + 1) * c.d);
+  if (!c.dy.empty()) one.dy.assign(c.dy.begin() + r * c.d, c.dy.begin() + (r + 1) * c.d);
+  return one;
+}
+
 void ExpectSameBits(const Outputs& a, const Outputs& b, const std::string& what) {
   EXPECT_EQ(a.forward_rc, 0) << what;
   EXPECT_EQ(a.backward_rc, 0) << what;
@@ -337,11 +346,7 @@ TEST(FastKernels, ARowsResultsDoNotDependOnItsBatch) {
       }
       const Outputs batch = RunKernel(impl, c);
       for (std::int64_t r = 0; r < c.rows; ++r) {
-        Case single = c;
-        single.rows = 1;
-        single.x.assign(c.x.begin() + r * c.d, c.x.begin() + (r + 1) * c.d);
-        single.dy.assign(c.dy.begin() + r * c.d, c.dy.begin() + (r + 1) * c.d);
-        const Outputs alone = RunKernel(impl, single);
+        const Outputs alone = RunKernel(impl, RowOf(c, r));
         const std::string what =
             impl.name + (affine ? "" : " (no gamma, beta)") + " row " + std::to_string(r);
         for (std::int64_t i = 0; i < c.d; ++i) {
@@ -393,10 +398,7 @@ TEST(FastKernels, EveryRowOfAMixedBatchGivesTheBitsItGivesAlone) {
         const Outputs batch = RunKernel(impl, c, 1);
         ASSERT_EQ(batch.forward_rc, 0) << impl.name;
         for (std::int64_t r = 0; r < c.rows; ++r) {
-          Case single = c;
-          single.rows = 1;
-          single.x.assign(c.x.begin() + r * d, c.x.begin() + (r + 1) * d);
-          const Outputs alone = RunKernel(impl, single, 1);
+          const Outputs alone = RunKernel(impl, RowOf(c, r), 1);
           const auto y = batch.y.Payload();
           const auto one = alone.y.Payload();
           const std::size_t row_bytes = one.size();

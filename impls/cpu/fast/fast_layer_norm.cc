@@ -268,6 +268,29 @@ HWY_INLINE void LayerNormWriteTwoBf16Rows(
 }
 #endif
 
+// LayerNormWriteRow for a row's statistics: the rescaled form when the row
+// was scaled.
+template <typename T, bool kGamma, bool kBeta>
+HWY_INLINE float LayerNormWriteRowFor(const RowStats& st, const T* HWY_RESTRICT x,
+                                      const float* HWY_RESTRICT gamma,
+                                      const float* HWY_RESTRICT beta, const T* HWY_RESTRICT gamma_t,
+                                      const T* HWY_RESTRICT beta_t, T* HWY_RESTRICT y,
+                                      std::int64_t d, bool stream, const T* HWY_RESTRICT next,
+                                      bool finite_params) {
+  if (st.scale == 1.f) {
+    return LayerNormWriteRow<T, kGamma, kBeta, false>(x, gamma, beta, gamma_t, beta_t, y, d, st,
+                                                      stream, next, finite_params);
+  }
+  return LayerNormWriteRow<T, kGamma, kBeta, true>(x, gamma, beta, gamma_t, beta_t, y, d, st,
+                                                   stream, next, finite_params);
+}
+
+// Row r's statistics into the caller's mean/rstd arrays (where given).
+inline void StoreRowStats(const ForwardArgs& a, std::int64_t r, const RowStats& st) {
+  if (a.mean != nullptr) a.mean[r] = st.mean;
+  if (a.rstd != nullptr) a.rstd[r] = st.rstd;
+}
+
 // One row: its statistics, then its y (the write fused with next's sum when
 // `fuse`); returns sum(next) when fused.
 template <typename T, bool kGamma, bool kBeta>
@@ -281,17 +304,9 @@ HWY_INLINE float LayerNormForwardRow(const ForwardArgs& a, std::int64_t r, const
   const T* gamma_t = static_cast<const T*>(a.gamma);
   const T* beta_t = static_cast<const T*>(a.beta);
   const RowStats st = LayerNormStats(df, xr, d, a.eps, fuse ? nullptr : next, known_sum);
-  const T* fused = fuse ? next : nullptr;
-  float next_sum = 0.f;
-  if (st.scale == 1.f) {
-    next_sum = LayerNormWriteRow<T, kGamma, kBeta, false>(xr, gamma, beta, gamma_t, beta_t, yr, d,
-                                                          st, stream, fused, finite_params);
-  } else {
-    next_sum = LayerNormWriteRow<T, kGamma, kBeta, true>(xr, gamma, beta, gamma_t, beta_t, yr, d,
-                                                         st, stream, fused, finite_params);
-  }
-  if (a.mean != nullptr) a.mean[r] = st.mean;
-  if (a.rstd != nullptr) a.rstd[r] = st.rstd;
+  const float next_sum = LayerNormWriteRowFor<T, kGamma, kBeta>(
+      st, xr, gamma, beta, gamma_t, beta_t, yr, d, stream, fuse ? next : nullptr, finite_params);
+  StoreRowStats(a, r, st);
   return next_sum;
 }
 
@@ -344,21 +359,13 @@ void LayerNormForwardRowsOf(const ForwardArgs& a, WorkQueue& queue, float* scrat
                                                    finite_params);
         } else {
           for (int k = 0; k < 2; ++k) {
-            const hwy::bfloat16_t* xk = x0 + k * d;
-            hwy::bfloat16_t* yk = y + (r + k) * d;
-            if (st[k].scale == 1.f) {
-              LayerNormWriteRow<T, kGamma, kBeta, false>(xk, gamma, beta, gamma_t, beta_t, yk, d,
-                                                         st[k], stream, nullptr, finite_params);
-            } else {
-              LayerNormWriteRow<T, kGamma, kBeta, true>(xk, gamma, beta, gamma_t, beta_t, yk, d,
-                                                        st[k], stream, nullptr, finite_params);
-            }
+            LayerNormWriteRowFor<T, kGamma, kBeta>(st[k], x0 + k * d, gamma, beta, gamma_t, beta_t,
+                                                   y + (r + k) * d, d, stream, nullptr,
+                                                   finite_params);
           }
         }
-        for (int k = 0; k < 2; ++k) {
-          if (a.mean != nullptr) a.mean[r + k] = st[k].mean;
-          if (a.rstd != nullptr) a.rstd[r + k] = st[k].rstd;
-        }
+        StoreRowStats(a, r, st[0]);
+        StoreRowStats(a, r + 1, st[1]);
       }
       if (r < item.row_end) {
         LayerNormForwardRow<T, kGamma, kBeta>(a, r, gamma, beta, stream, finite_params, nullptr,
@@ -373,11 +380,10 @@ void LayerNormForwardRowsOf(const ForwardArgs& a, WorkQueue& queue, float* scrat
   // (WriteRowSummingNext), so the next row streams in while this one streams
   // out; the row's second pass then runs from L1. fp16 rows (and bf16 rows
   // on the scalar target): three separate passes, the second prefetching the
-  // next row into L2. Measured with
-  // bench_kernels (bench/README.md): fusing took fp32 at d = 4096 from 0.75x
-  // to 1.2-1.3x oneDNN. The fused write streams only rows that start on a
-  // cache line. (Widening a 16-bit row once into an fp32 copy for the later
-  // passes measured slower.)
+  // next row into L2. Measured with bench_kernels (bench/README.md): fusing
+  // took fp32 at d = 4096 from 0.75x to 1.2-1.3x oneDNN. The fused write streams only rows that
+  // start on a cache line. (Widening a 16-bit row once into an fp32 copy for the later passes
+  // measured slower.)
   constexpr bool kFuse = kIsF32<T>;
   while (queue.Next(&item)) {
     float next_sum = 0.f;  // sum of row r, when the previous write computed it
@@ -571,8 +577,8 @@ void LayerNormBackwardRowsOf(const BackwardArgs& a, WorkQueue& queue, const Part
       } else {
         const BackwardRow<T, kGamma> rows[1] = {sums_of(r)};
         T* const out[1] = {dx + r * d};
-        LayerNormBackwardWrite<T, kGamma, 1>(rows, gamma, out, d, dgamma, dbeta, next_x, next_dy, 0,
-                                             stream);
+        LayerNormBackwardWrite<T, kGamma, 1>(rows, gamma, out, d, dgamma, dbeta, next_x, next_dy,
+                                             next_rows, stream);
       }
       r += n;
     }

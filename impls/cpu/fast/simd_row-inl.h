@@ -436,43 +436,8 @@ HWY_INLINE void StoreBf16Pair(VU packed, hwy::bfloat16_t* HWY_RESTRICT p) {
 // unused) of one call: out_k[i] = f_k(x_k[i], g[i], b[i]). Two rows share
 // the loads and the widening of gamma and beta. Returns how many elements of
 // each row it wrote; the caller writes the rest. With kG/kB false, f ignores
-// that argument.
-template <bool kMayHoldNaN, bool kG, bool kB, bool kStream, int kRows, class F>
-HWY_INLINE std::int64_t WriteBf16PairsOf(DF df, const hwy::bfloat16_t* HWY_RESTRICT x0,
-                                         const hwy::bfloat16_t* HWY_RESTRICT x1,
-                                         const hwy::bfloat16_t* HWY_RESTRICT g,
-                                         const hwy::bfloat16_t* HWY_RESTRICT b,
-                                         hwy::bfloat16_t* HWY_RESTRICT out0,
-                                         hwy::bfloat16_t* HWY_RESTRICT out1, std::int64_t d,
-                                         const F& f0, const F& f1) {
-  static_assert(kRows == 1 || kRows == 2, "one or two rows");
-  const std::int64_t step = 2 * static_cast<std::int64_t>(hn::Lanes(df));
-  // Copies: the compiler then knows that the stores do not change them.
-  const F fa = f0;
-  const F fb = f1;
-  std::int64_t i = 0;
-  for (; i + step <= d; i += step) {
-    const VU gv = kG ? LoadBf16Pair(g + i) : hn::Zero(DU());
-    const VU bv = kB ? LoadBf16Pair(b + i) : hn::Zero(DU());
-    const VF ge = EvenOf(gv);
-    const VF go = OddOf(gv);
-    const VF be = EvenOf(bv);
-    const VF bo = OddOf(bv);
-    const VU xa = LoadBf16Pair(x0 + i);
-    StoreBf16Pair<kStream>(PackBf16Pair<kMayHoldNaN>(fa(EvenOf(xa), ge, be), fa(OddOf(xa), go, bo)),
-                           out0 + i);
-    if constexpr (kRows == 2) {
-      const VU xb = LoadBf16Pair(x1 + i);
-      StoreBf16Pair<kStream>(
-          PackBf16Pair<kMayHoldNaN>(fb(EvenOf(xb), ge, be), fb(OddOf(xb), go, bo)), out1 + i);
-    }
-  }
-  return i;
-}
-
-// WriteBf16PairsOf with the run-time choice made: non-temporal stores when
-// `stream` and every output row starts on a cache line (AVX-512: a pair is
-// one line).
+// that argument. Non-temporal stores when `stream` and every output row
+// starts on a cache line (AVX-512: a pair is one line).
 template <bool kMayHoldNaN, bool kG, bool kB, int kRows, class F>
 HWY_INLINE std::int64_t WriteBf16RowsInPairs(DF df, const hwy::bfloat16_t* HWY_RESTRICT x0,
                                              const hwy::bfloat16_t* HWY_RESTRICT x1,
@@ -481,15 +446,39 @@ HWY_INLINE std::int64_t WriteBf16RowsInPairs(DF df, const hwy::bfloat16_t* HWY_R
                                              hwy::bfloat16_t* HWY_RESTRICT out0,
                                              hwy::bfloat16_t* HWY_RESTRICT out1, std::int64_t d,
                                              bool stream, const F& f0, const F& f1) {
+  static_assert(kRows == 1 || kRows == 2, "one or two rows");
   const auto aligned = [](const void* p) {
     return reinterpret_cast<std::uintptr_t>(p) % kCacheLine == 0;
   };
   const bool stream_lines =
       stream && 4 * hn::Lanes(df) == kCacheLine && aligned(out0) && (kRows == 1 || aligned(out1));
-  return stream_lines ? WriteBf16PairsOf<kMayHoldNaN, kG, kB, true, kRows>(df, x0, x1, g, b, out0,
-                                                                           out1, d, f0, f1)
-                      : WriteBf16PairsOf<kMayHoldNaN, kG, kB, false, kRows>(df, x0, x1, g, b, out0,
-                                                                            out1, d, f0, f1);
+  const std::int64_t step = 2 * static_cast<std::int64_t>(hn::Lanes(df));
+  // Copies: the compiler then knows that the stores do not change them.
+  const F fa = f0;
+  const F fb = f1;
+  // The loop, with the choice of stores made outside it.
+  const auto pairs = [&](auto streamed) LNV_INLINE_LAMBDA {
+    constexpr bool kStream = decltype(streamed)::value;
+    std::int64_t i = 0;
+    for (; i + step <= d; i += step) {
+      const VU gv = kG ? LoadBf16Pair(g + i) : hn::Zero(DU());
+      const VU bv = kB ? LoadBf16Pair(b + i) : hn::Zero(DU());
+      const VF ge = EvenOf(gv);
+      const VF go = OddOf(gv);
+      const VF be = EvenOf(bv);
+      const VF bo = OddOf(bv);
+      const VU xa = LoadBf16Pair(x0 + i);
+      StoreBf16Pair<kStream>(
+          PackBf16Pair<kMayHoldNaN>(fa(EvenOf(xa), ge, be), fa(OddOf(xa), go, bo)), out0 + i);
+      if constexpr (kRows == 2) {
+        const VU xb = LoadBf16Pair(x1 + i);
+        StoreBf16Pair<kStream>(
+            PackBf16Pair<kMayHoldNaN>(fb(EvenOf(xb), ge, be), fb(OddOf(xb), go, bo)), out1 + i);
+      }
+    }
+    return i;
+  };
+  return stream_lines ? pairs(std::true_type()) : pairs(std::false_type());
 }
 #endif
 

@@ -172,7 +172,9 @@ std::size_t EncodedSize(const FuzzInput& in) {
 
 FuzzInput DecodeInput(const std::uint8_t* data, std::size_t size, const DecodeConfig& config) {
   std::array<std::uint8_t, kHeaderSize> h{};
-  std::memcpy(h.data(), data, std::min(size, kHeaderSize));
+  // memcpy's source must never be null, even for 0 bytes (libFuzzer and the
+  // tests hand an empty input as a null pointer).
+  if (size > 0) std::memcpy(h.data(), data, std::min(size, kHeaderSize));
   FuzzInput in;
   in.kernel_selector = h[0];
   in.signature = Snap(
@@ -203,7 +205,9 @@ FuzzInput DecodeInput(const std::uint8_t* data, std::size_t size, const DecodeCo
   c = std::min<std::int64_t>(c, static_cast<std::int64_t>(avail / per_col));
   in.cols = c;
 
-  const std::uint8_t* p = data + kHeaderSize;
+  // Only a real value byte is ever pointed at: with no columns nothing is read,
+  // and data may be null or shorter than the header.
+  const std::uint8_t* p = c > 0 ? data + kHeaderSize : nullptr;
   auto read = [&](std::vector<std::uint64_t>* v, std::size_t n, std::size_t width) {
     v->resize(n);
     for (std::size_t i = 0; i < n; ++i, p += width) (*v)[i] = ReadBits(p, width);

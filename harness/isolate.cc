@@ -91,7 +91,9 @@ void OnFault(int sig, siginfo_t* info, void*) {
   // Async-signal-safe: plain stores into the shared page. SA_RESETHAND has
   // restored the default action, so returning re-faults and ends the worker
   // with this signal.
-  g_header->fault_addr = reinterpret_cast<std::uint64_t>(info->si_addr);
+  if (sig == SIGSEGV || sig == SIGBUS) {  // si_addr means nothing for the others
+    g_header->fault_addr = reinterpret_cast<std::uint64_t>(info->si_addr);
+  }
   g_header->fault_signal = sig;
 }
 
@@ -126,8 +128,9 @@ void OnFault(int sig, siginfo_t* info, void*) {
   sa.sa_sigaction = &OnFault;
   sa.sa_flags = SA_SIGINFO | SA_ONSTACK | SA_RESETHAND;
   sigemptyset(&sa.sa_mask);
-  sigaction(SIGSEGV, &sa, nullptr);
-  sigaction(SIGBUS, &sa, nullptr);
+  // Every fatal signal, not only the memory faults: the handler also replaces
+  // a sanitizer's, which would end the worker with an exit status instead.
+  for (int sig : {SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT, SIGTRAP}) sigaction(sig, &sa, nullptr);
 
   const auto ptr = [&](int i) -> void* {
     const WireBuffer& b = req.buffers[i];
@@ -448,6 +451,11 @@ CallResult Isolator::Call(int op, const void* fn, const ImplInfo& impl, std::int
     return best;
   };
 
+  // However the worker ended after a fault, the handler recorded the signal
+  // first: report the signal even where something turned it into an exit.
+  if (reply.how == Reply::kExited && !h.done && h.fault_signal != 0) {
+    reply = {Reply::kSignaled, h.fault_signal};
+  }
   switch (reply.how) {
     case Reply::kForkFailed:
       return harness_error(std::string("fork: ") + std::strerror(reply.code));
@@ -471,7 +479,7 @@ CallResult Isolator::Call(int op, const void* fn, const ImplInfo& impl, std::int
       }
       result.status = CallStatus::kCrashed;
       result.message = "killed by " + sig;
-      if (h.fault_signal != 0) {
+      if (h.fault_signal == SIGSEGV || h.fault_signal == SIGBUS) {  // the only ones with an address
         char buf[64];
         std::snprintf(buf, sizeof buf, " at address 0x%" PRIx64 " (outside its buffers)",
                       h.fault_addr);

@@ -1,6 +1,7 @@
 #include "impls/plugin/loader.h"
 
 #include <dlfcn.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -13,6 +14,7 @@
 #include <set>
 #include <string_view>
 #include <thread>
+#include <type_traits>
 
 #include "impls/plugin/lnv_plugin.h"
 
@@ -24,7 +26,21 @@ constexpr double kProbeTimeoutSeconds = 10;
 
 using GetFn = const lnv_plugin* (*)(std::uint32_t);
 
-bool ValidDType(int t) { return t == LNV_F32 || t == LNV_F16 || t == LNV_BF16 || t == LNV_F64; }
+bool ValidDType(std::int64_t t) {
+  return t == LNV_F32 || t == LNV_F16 || t == LNV_BF16 || t == LNV_F64;
+}
+
+// A plugin's enum field read as the integer it is: loading a value outside
+// the enum's range through the enum type is undefined behaviour in C++, and
+// an untrusted plugin is exactly where such values come from. So every enum
+// field is read as its underlying integer, validated, and only then converted.
+template <class Enum>
+std::int64_t RawEnum(const Enum& field) {
+  using Int = std::underlying_type_t<Enum>;
+  Int v;
+  std::memcpy(&v, &field, sizeof v);
+  return static_cast<std::int64_t>(v);
+}
 
 bool ValidName(const char* name) {
   if (name == nullptr || name[0] == '\0') return false;
@@ -38,6 +54,36 @@ std::string Stem(const std::string& path) {
   std::string stem = std::filesystem::path(path).stem().string();
   if (stem.rfind("lib", 0) == 0 && stem.size() > 3) stem = stem.substr(3);
   return stem;
+}
+
+// The fatal signals a probe reports as a crash, whichever way its process
+// then ends: killed by the signal, or exited by a sanitizer's handler.
+constexpr int kFaultSignals[] = {SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT, SIGTRAP};
+int g_probe_fault_fd = -1;
+
+// Async-signal-safe: one byte down the pipe. SA_RESETHAND has restored the
+// default action, so returning re-raises the fault and ends the child by it.
+void OnProbeFault(int sig) {
+  const auto byte = static_cast<unsigned char>(sig);
+  [[maybe_unused]] const ssize_t n = write(g_probe_fault_fd, &byte, 1);
+}
+
+// In the probe child: record any fatal signal in fault_fd before dying of it.
+// Our handler replaces a sanitizer's, so the child also dies by the signal.
+void ReportFaultsTo(int fault_fd) {
+  g_probe_fault_fd = fault_fd;
+  struct sigaction sa = {};
+  sa.sa_handler = &OnProbeFault;
+  sa.sa_flags = SA_RESETHAND;
+  sigemptyset(&sa.sa_mask);
+  for (int sig : kFaultSignals) sigaction(sig, &sa, nullptr);
+}
+
+std::string SignalText(int sig) {
+  const char* abbrev = sigabbrev_np(sig);
+  const char* text = strsignal(sig);
+  return "signal " + std::to_string(sig) + " (" + (abbrev ? std::string("SIG") + abbrev : "") +
+         (abbrev && text ? ", " : "") + (text ? text : "") + ")";
 }
 
 // Loads the library and reads its plugin table without keeping anything:
@@ -64,36 +110,65 @@ int ProbeInChild(const std::string& path) {
   return 0;
 }
 
-// "" when loading the library in a child process went fine.
-std::string Probe(const std::string& path) {
-  std::fflush(nullptr);
-  const pid_t pid = fork();
-  if (pid < 0) return "";  // cannot probe: load it directly
-  if (pid == 0) _exit(ProbeInChild(path));
-  using Clock = std::chrono::steady_clock;
-  const auto deadline = Clock::now() + std::chrono::duration<double>(kProbeTimeoutSeconds);
-  int status = 0;
-  for (;;) {
-    const pid_t w = waitpid(pid, &status, WNOHANG);
-    if (w == pid) break;
-    if (w < 0) return "";
-    if (Clock::now() > deadline) {
-      kill(pid, SIGKILL);
-      waitpid(pid, &status, 0);
-      return "loading it or calling lnv_plugin_get did not finish within " +
-             std::to_string(static_cast<int>(kProbeTimeoutSeconds)) + " s";
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+// How the probe child ended, as a reason to refuse the plugin; "" when
+// loading it went fine. A fault recorded by the child's handler wins over the
+// exit status: a sanitizer's handler may turn a SIGSEGV into exit(1).
+std::string ProbeOutcome(int status, int fault_signal) {
+  if (fault_signal != 0) {
+    return "loading it or calling lnv_plugin_get (or reading its kernel table) crashed the "
+           "process with " + SignalText(fault_signal);
   }
   if (WIFSIGNALED(status)) {
     return "loading it or calling lnv_plugin_get (or reading its kernel table) killed the "
-           "process with signal " + std::to_string(WTERMSIG(status)) + " (" +
-           strsignal(WTERMSIG(status)) + ")";
+           "process with " + SignalText(WTERMSIG(status));
   }
   if (WIFEXITED(status) && WEXITSTATUS(status) != 0) {
     return "loading it exited the process with status " + std::to_string(WEXITSTATUS(status));
   }
   return "";
+}
+
+// "" when loading the library in a child process went fine.
+std::string Probe(const std::string& path) {
+  int fault_pipe[2];
+  if (pipe2(fault_pipe, O_CLOEXEC) != 0) return "";  // cannot probe: load it directly
+  std::fflush(nullptr);
+  const pid_t pid = fork();
+  if (pid < 0) {
+    close(fault_pipe[0]);
+    close(fault_pipe[1]);
+    return "";
+  }
+  if (pid == 0) {
+    close(fault_pipe[0]);
+    ReportFaultsTo(fault_pipe[1]);
+    _exit(ProbeInChild(path));
+  }
+  close(fault_pipe[1]);
+  using Clock = std::chrono::steady_clock;
+  const auto deadline = Clock::now() + std::chrono::duration<double>(kProbeTimeoutSeconds);
+  int status = 0;
+  std::string outcome;
+  for (;;) {
+    const pid_t w = waitpid(pid, &status, WNOHANG);
+    if (w == pid) {
+      unsigned char sig = 0;  // the write end is closed now: read cannot block
+      const ssize_t n = read(fault_pipe[0], &sig, 1);
+      outcome = ProbeOutcome(status, n == 1 ? sig : 0);
+      break;
+    }
+    if (w < 0) break;
+    if (Clock::now() > deadline) {
+      kill(pid, SIGKILL);
+      waitpid(pid, &status, 0);
+      outcome = "loading it or calling lnv_plugin_get did not finish within " +
+                std::to_string(static_cast<int>(kProbeTimeoutSeconds)) + " s";
+      break;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
+  close(fault_pipe[0]);
+  return outcome;
 }
 
 void LoadOne(const std::string& path, std::set<std::string>* names, PluginLoad* out) {
@@ -150,8 +225,10 @@ void LoadOne(const std::string& path, std::set<std::string>* names, PluginLoad* 
       fail(where + " (" + k->name + "): forward is NULL");
       continue;
     }
-    if (!ValidDType(k->x_dtype) || !ValidDType(k->param_dtype) || !ValidDType(k->acc_dtype) ||
-        (k->norm != LNV_LAYER_NORM && k->norm != LNV_RMS_NORM)) {
+    const std::int64_t norm = RawEnum(k->norm), x_dtype = RawEnum(k->x_dtype),
+                       param_dtype = RawEnum(k->param_dtype), acc_dtype = RawEnum(k->acc_dtype);
+    if (!ValidDType(x_dtype) || !ValidDType(param_dtype) || !ValidDType(acc_dtype) ||
+        (norm != LNV_LAYER_NORM && norm != LNV_RMS_NORM)) {
       fail(where + " (" + k->name + "): unknown norm or dtype");
       continue;
     }
@@ -161,10 +238,10 @@ void LoadOne(const std::string& path, std::set<std::string>* names, PluginLoad* 
       fail(where + ": duplicate name " + info.name);
       continue;
     }
-    info.norm = static_cast<Norm>(k->norm);
-    info.x_dtype = static_cast<DType>(k->x_dtype);
-    info.param_dtype = static_cast<DType>(k->param_dtype);
-    info.acc_dtype = static_cast<DType>(k->acc_dtype);
+    info.norm = static_cast<Norm>(norm);
+    info.x_dtype = static_cast<DType>(x_dtype);
+    info.param_dtype = static_cast<DType>(param_dtype);
+    info.acc_dtype = static_cast<DType>(acc_dtype);
     info.algorithm = Algorithm::kUnknown;
     info.bound_algorithm = Algorithm::kUnknown;
     info.reduction = Reduction::kSerial;

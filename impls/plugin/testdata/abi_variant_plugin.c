@@ -63,6 +63,17 @@ const lnv_plugin* lnv_plugin_get(uint32_t host_abi_major) {
   (void)host_abi_major;
   return *g_nowhere;
 }
+#elif defined(LNV_VARIANT_ABORTS_ON_GET)
+const lnv_plugin* lnv_plugin_get(uint32_t host_abi_major) {
+  (void)host_abi_major;
+  abort();
+}
+#elif defined(LNV_VARIANT_EXITS_ON_GET)
+/* Not a crash: an exit, which the loader must report as one. */
+const lnv_plugin* lnv_plugin_get(uint32_t host_abi_major) {
+  (void)host_abi_major;
+  exit(3);
+}
 #else
 const lnv_plugin* lnv_plugin_get(uint32_t host_abi_major) {
   return host_abi_major == LNV_PLUGIN_ABI_MAJOR ? &kPlugin : NULL;

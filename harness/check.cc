@@ -263,6 +263,17 @@ CheckResult RunCheck(const CheckOptions& opt, std::ostream& out) {
     result.exit_code = 2;
     return result;
   }
+  // A selection that judges nothing must never read as a pass.
+  const std::vector<PlannedRun> plan = BudgetPlan(opt.budget);
+  if (std::none_of(plan.begin(), plan.end(),
+                   [&](const PlannedRun& run) { return GlobMatch(opt.families_glob, run.family); })) {
+    out << "ln_check: no input family matches --families '" << opt.families_glob
+        << "'; the families are:";
+    for (const Family& f : AllFamilies()) out << ' ' << f.name;
+    out << '\n';
+    result.exit_code = 2;
+    return result;
+  }
   const std::unique_ptr<Isolator> isolator =
       MakeIsolator(impls, opt.isolate_plugins, opt.timeout_seconds, out);
   std::vector<ObservedFindings> found(impls.size());  // observed kernels' findings
@@ -279,7 +290,7 @@ CheckResult RunCheck(const CheckOptions& opt, std::ostream& out) {
         .push_back(k);
   }
   std::vector<bool> any_failure(impls.size(), false);
-  for (const PlannedRun& run : BudgetPlan(opt.budget)) {
+  for (const PlannedRun& run : plan) {
     if (!GlobMatch(opt.families_glob, run.family)) continue;
     const Family* fam = FindFamily(run.family);
     for (const auto& [key, members] : groups) {

@@ -237,5 +237,18 @@ TEST(Check, AGlobThatMatchesNoKernelIsBadUsage) {
   EXPECT_EQ(RunCheck(o, out).exit_code, 2);
 }
 
+// A valid kernel selection with a family glob that matches nothing used to
+// judge 0 cases and exit 0: a vacuous pass.
+TEST(Check, AFamilyGlobThatMatchesNoFamilyIsBadUsage) {
+  CheckOptions o;
+  o.impls_glob = "f32/two_pass/*";
+  o.families_glob = "typo";
+  o.write_cases = false;
+  std::ostringstream out;
+  EXPECT_EQ(RunCheck(o, out).exit_code, 2) << out.str();
+  EXPECT_NE(out.str().find("no input family matches --families 'typo'"), std::string::npos)
+      << out.str();
+}
+
 }  // namespace
 }  // namespace lnv

@@ -471,6 +471,9 @@ FastBackwardRow PrepareFastBackward(Row<B>& row, const OracleProblem& p, const d
   for (std::int64_t i = 0; i < p.d; ++i) {
     const double gam = ParamD(p.gamma, i, 1.0);
     const double gh = dy[i] * gam;
+    // An overflowing product has no error-free split (gl would be infinite):
+    // the row goes to the exact path instead of relying on NaNs propagating.
+    if (!std::isfinite(gh)) return fb;
     const double gl = std::fma(dy[i], gam, -gh);
     double sum, err;
     oracle_internal::TwoSum(s_hi, gh, &sum, &err);
@@ -539,9 +542,11 @@ OracleBackwardResult Backward(const OracleProblem& p, const OracleOptions& o) {
     Row<B>& row = rows.back();
     ExactValue* dx = res.dx.data() + row_i * p.d;
     const double* dy = p.dy.data() + row_i * p.d;
+    // Each factor, not their double product: finite dy and gamma whose product
+    // overflows binary64 still have an exact, often finite, dx.
     bool g_finite = true;
     for (std::int64_t i = 0; i < p.d; ++i) {
-      if (!std::isfinite(dy[i] * ParamD(p.gamma, i, 1.0))) g_finite = false;
+      if (!std::isfinite(dy[i]) || !std::isfinite(ParamD(p.gamma, i, 1.0))) g_finite = false;
     }
     if (!row.finite() || !g_finite || row.q_kind() == QKind::kNaN || row.q_kind() == QKind::kNegative ||
         row.q_kind() == QKind::kZero) {

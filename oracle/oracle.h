@@ -26,7 +26,8 @@
 //     beta_i evaluated in IEEE arithmetic on the signs (gamma_i = inf with
 //     xhat_i = 0 is NaN; beta_i = +-inf gives +-inf unless the product is the
 //     opposite infinity). Non-finite dy or gamma in a backward row: dx of that
-//     row is NaN (it enters a and b); dgamma/dbeta follow IEEE sums.
+//     row is NaN (it enters a and b); dgamma/dbeta follow IEEE sums. Finite dy
+//     and gamma whose product overflows binary64 are exact values like others.
 //   * Finite results beyond the format's range round to +-inf per IEEE RNE
 //     (|v| >= (2 - 2^-p) 2^emax); tiny results round into subnormals or +-0.
 //     The sign of an exact zero is +0, except y_i = beta_i = -0 with gamma_i

@@ -6,6 +6,7 @@
 
 #include <cfloat>
 #include <cmath>
+#include <cstdint>
 #include <random>
 #include <vector>
 
@@ -258,6 +259,68 @@ TEST(OracleBackward, SumsDgammaOverRowsWithDifferentRstd) {
   const long double want0 = 1 * (1 - 2.5L) * r0 + 0.25L * (0 - 1.75L) * r1;
   EXPECT_EQ(r.dgamma[0].rounded, Reference(want0, kBinary32));
   EXPECT_EQ(r.undecided, 0);
+}
+
+// Whether c is the binary64 value nearest to k 2^s / sqrt(m), m not a square
+// (the value is irrational: no ties), decided in exact integers rather than
+// in a wider float: with |c| = M 2^E, M in (2^52, 2^53), c is the nearest iff
+// (M - 1/2)^2 4^E < k^2 4^s / m < (M + 1/2)^2 4^E, that is
+// m (2M - 1)^2 < k^2 4^(s - E + 1) < m (2M + 1)^2.
+bool IsNearestDoubleToRootQuotient(double c, std::uint64_t k, int s, std::uint64_t m) {
+  using U = unsigned __int128;
+  int e = 0;
+  const U M = static_cast<U>(std::ldexp(std::frexp(std::fabs(c), &e), 53));
+  const int shift = 2 * (s - (e - 53) + 1);
+  const int k_bits = 64 - __builtin_clzll(k);
+  // M = 2^52 would halve the gap below; the rest keeps every product below 2^128.
+  if (M == U{1} << 52 || shift < 0 || shift + 2 * k_bits > 126 || m >= (1u << 16)) {
+    ADD_FAILURE() << "outside what this check handles: " << std::hexfloat << c;
+    return false;
+  }
+  const U target = U{k} * k << shift;
+  return U{m} * (2 * M - 1) * (2 * M - 1) < target && target < U{m} * (2 * M + 1) * (2 * M + 1);
+}
+
+TEST(OracleBackward, GivesFiniteDxWhenDyTimesGammaOverflowsBinary64) {
+  // x = 2^900 (0, 1, 2): mu = 2^900, n = 2^900 (-1, 0, 1), sigma^2 = 2^1800 2/3,
+  // r = 2^-900 sqrt(3/2), xhat = sqrt(3/2) (-1, 0, 1). gamma = 2^1000 and
+  // dy = (2^100, 0, -2^99): g = 2^1100 (1, 0, -1/2), beyond binary64, yet
+  // a = 2^1100/6, b = -2^1100 sqrt(3/2)/2 and
+  // dx = r (g - a - xhat b) = 2^200 sqrt(3/2) (1/12, -1/6, 1/12) = 2^198/sqrt(6) (1, -2, 1).
+  const std::vector<double> x = {0, 0x1p900, 0x1p901}, gamma(3, 0x1p1000),
+                            dy = {0x1p100, 0, -0x1p99};
+  for (auto backend : {OracleBackend::kBoost, OracleBackend::kMpfr}) {
+    for (bool fast : {true, false}) {
+      Solved r = Solve(OracleNorm::kLayerNorm, x, 0.0, gamma, {}, dy, kBinary64, backend, fast);
+      for (const ExactValue& v : r.bwd.dx) EXPECT_EQ(v.status, ValueStatus::kDecided);
+      EXPECT_GT(r.bwd.dx[0].rounded, 0.0);
+      EXPECT_LT(r.bwd.dx[1].rounded, 0.0);
+      EXPECT_TRUE(IsNearestDoubleToRootQuotient(r.bwd.dx[0].rounded, 1, 198, 6))
+          << std::hexfloat << r.bwd.dx[0].rounded;
+      EXPECT_TRUE(IsNearestDoubleToRootQuotient(r.bwd.dx[1].rounded, 1, 199, 6))
+          << std::hexfloat << r.bwd.dx[1].rounded;
+      EXPECT_EQ(r.bwd.dx[2].rounded, r.bwd.dx[0].rounded);
+      EXPECT_EQ(r.bwd.undecided, 0);
+    }
+  }
+}
+
+TEST(OracleBackward, FallsBackToTheExactPathWhenDyTimesGammaOverflowsInTheFastPath) {
+  // As above with x = 2^899 (0, 1, 2) and dy = (2^25, 0, -2^24): g = 2^1025 (1, 0, -1/2)
+  // overflows binary64, r = 2^-899 sqrt(3/2) is in the fast path's range, and
+  // dx = 2^124/sqrt(6) (1, -2, 1) is a finite fp32 value.
+  const std::vector<double> x = {0, 0x1p899, 0x1p900}, gamma(3, 0x1p1000),
+                            dy = {0x1p25, 0, -0x1p24};
+  for (auto backend : {OracleBackend::kBoost, OracleBackend::kMpfr}) {
+    for (bool fast : {true, false}) {
+      Solved r = Solve(OracleNorm::kLayerNorm, x, 0.0, gamma, {}, dy, kBinary32, backend, fast);
+      const long double dx0 = 0x1p124L / std::sqrt(6.0L);
+      EXPECT_EQ(r.bwd.dx[0].rounded, Reference(dx0, kBinary32));
+      EXPECT_EQ(r.bwd.dx[1].rounded, Reference(-2 * dx0, kBinary32));
+      EXPECT_EQ(r.bwd.dx[2].rounded, Reference(dx0, kBinary32));
+      EXPECT_EQ(r.bwd.undecided, 0);
+    }
+  }
 }
 
 // Exact identities (DESIGN.md section 1), on the exact values carried to

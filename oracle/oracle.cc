@@ -5,16 +5,18 @@
 #include "oracle/oracle.h"
 
 #include <algorithm>
-#include <deque>
-#include <unordered_map>
 #include <cmath>
+#include <cstdint>
+#include <deque>
 #include <limits>
 #include <stdexcept>
 #include <string>
+#include <unordered_map>
 
 #include "oracle/backends.h"
 #include "oracle/fast_path.h"
 #include "oracle/rat.h"
+#include "oracle/square_class.h"
 
 namespace lnv {
 namespace {
@@ -142,6 +144,8 @@ class Row {
   double mean_abs() const { return mean_abs_; }
   const double* x() const { return x_; }
   const Int& dn() const { return dn_; }
+  // q > 0 as num/den * 2^exp with exp even (valid when q_kind() is kPositive).
+  const oracle_internal::PositiveRat<Int>& qp() const { return qp_; }
   std::int64_t lo() const { return lo_; }
 
   // n_i = x_i - mu (LayerNorm) or x_i (RMSNorm), exactly: N_i / dn * 2^lo.
@@ -471,6 +475,9 @@ FastBackwardRow PrepareFastBackward(Row<B>& row, const OracleProblem& p, const d
   for (std::int64_t i = 0; i < p.d; ++i) {
     const double gam = ParamD(p.gamma, i, 1.0);
     const double gh = dy[i] * gam;
+    // An overflowing product has no error-free split (gl would be infinite):
+    // the row goes to the exact path instead of relying on NaNs propagating.
+    if (!std::isfinite(gh)) return fb;
     const double gl = std::fma(dy[i], gam, -gh);
     double sum, err;
     oracle_internal::TwoSum(s_hi, gh, &sum, &err);
@@ -518,6 +525,166 @@ FastBackwardRow PrepareFastBackward(Row<B>& row, const OracleProblem& p, const d
   return fb;
 }
 
+// The rows' distinct q (one leader row each) grouped by square class: q_k is in
+// the class of q_i iff q_i q_k is the square of a rational, and then
+// r_k = r_i rho_k with rho_k = sqrt(q_i / q_k) rational, so a class's terms of
+// dgamma add up to one rational times the root of its representative. Built
+// on first use: only a dgamma on the exact path with two distinct q needs it.
+template <class B>
+class SquareClasses {
+ public:
+  using Int = typename B::Int;
+  using R = oracle_internal::Rat<Int>;
+
+  void Build(const std::vector<Row<B>>& rows, const std::vector<std::int64_t>& leaders) {
+    if (built_) return;
+    built_ = true;
+    class_of_.resize(leaders.size());
+    rho_.resize(leaders.size());
+    std::unordered_map<oracle_internal::ClassKey, std::vector<int>, oracle_internal::ClassKeyHash>
+        buckets;
+    for (std::size_t g = 0; g < leaders.size(); ++g) {
+      const auto& q = rows[leaders[g]].qp();
+      Int product = q.num * q.den;
+      std::vector<int>& bucket = buckets[oracle_internal::SquareClassKey(product)];
+      class_of_[g] = -1;
+      for (int c : bucket) {
+        if (oracle_internal::RationalRootRatio(rows[reps_[c]].qp(), products_[c], q, product,
+                                               &rho_[g])) {
+          class_of_[g] = c;
+          break;
+        }
+      }
+      if (class_of_[g] >= 0) continue;
+      class_of_[g] = static_cast<int>(reps_.size());
+      rho_[g] = R{Int(1), Int(1), 0};
+      bucket.push_back(class_of_[g]);
+      reps_.push_back(leaders[g]);
+      products_.push_back(std::move(product));
+    }
+  }
+
+  std::size_t size() const { return reps_.size(); }
+  int class_of(std::size_t group) const { return class_of_[group]; }
+  const R& rho(std::size_t group) const { return rho_[group]; }
+  std::int64_t rep(int cls) const { return reps_[cls]; }
+
+ private:
+  bool built_ = false;
+  std::vector<int> class_of_;       // by group (leader)
+  std::vector<R> rho_;              // by group: r_group = r_rep * rho
+  std::vector<std::int64_t> reps_;  // by class: the representative row
+  std::vector<Int> products_;       // by class: num * den of the representative's q
+};
+
+// A term P * r of dgamma: an exact rational and the row whose r it multiplies.
+template <class B>
+struct RootTerm {
+  typename Row<B>::R coef;
+  Row<B>* row;
+};
+
+// Sum of P_k r_k for rows with roots of distinct square classes: the enclosures
+// are added as dyadic intervals at a common absolute precision 2^-F, refined
+// until the rounding is decided or the cap is reached.
+template <class B>
+ExactValue SumOfRoots(const std::vector<RootTerm<B>>& terms, FloatFormat f, const OracleOptions& o,
+                      std::int64_t* undecided) {
+  using Int = typename B::Int;
+  using R = oracle_internal::Rat<Int>;
+  const int start = StartBits(f);
+  ExactValue out;
+  R last;
+  for (int k = 0; (start << k) <= o.max_bits; ++k) {
+    std::vector<std::pair<R, R>> iv;
+    std::int64_t top = std::numeric_limits<std::int64_t>::min();
+    for (const RootTerm<B>& t : terms) {
+      Row<B>& row = *t.row;
+      const auto& e = row.r_exact() ? oracle_internal::Enclosure<Int>{row.r_exact_value(),
+                                                                      row.r_exact_value(), true}
+                                    : row.Level(k, start);
+      const bool neg = t.coef.num.sign() < 0;
+      R lo = oracle_internal::Mul(t.coef, neg ? e.hi : e.lo);
+      R hi = oracle_internal::Mul(t.coef, neg ? e.lo : e.hi);
+      top = std::max(top, oracle_internal::FloorLog2(lo));
+      iv.emplace_back(lo, hi);
+    }
+    const std::int64_t bits = (static_cast<std::int64_t>(start) << k) + 8 +
+                              static_cast<std::int64_t>(std::ceil(std::log2(terms.size() + 1)));
+    const std::int64_t F = bits - top;  // absolute precision: 2^-F
+    Int lo_sum(0), hi_sum(0);
+    for (auto& [lo, hi] : iv) {
+      // floor(lo 2^F) and ceil(hi 2^F).
+      auto scaled = [&](const R& v, bool ceil_it) {
+        const std::int64_t sh = v.exp + F;
+        Int num = sh >= 0 ? oracle_internal::ShiftLeft(v.num, sh) : Int(v.num);
+        Int den = sh >= 0 ? Int(v.den) : oracle_internal::ShiftLeft(v.den, -sh);
+        Int q, rem;
+        divide_qr(num, den, q, rem);  // truncates toward zero
+        if (!rem.is_zero()) {
+          if (ceil_it && num.sign() > 0) ++q;
+          if (!ceil_it && num.sign() < 0) --q;
+        }
+        return q;
+      };
+      lo_sum += scaled(lo, false);
+      hi_sum += scaled(hi, true);
+    }
+    R a{lo_sum, Int(1), -F}, b{hi_sum, Int(1), -F};
+    if (a.num.is_zero()) a = R{};
+    if (b.num.is_zero()) b = R{};
+    last = a;
+    if (DecideEnclosure(a, b, f, &out)) return out;
+  }
+  ++*undecided;
+  out = FromRational(last, f);
+  out.status = ValueStatus::kUndecided;
+  return out;
+}
+
+// dgamma_j on the exact path: sum over rows of dy n r. Rows of equal q
+// (group[r], led by leaders[group]) share r; groups of one square class share
+// a root up to rational factors, so the sum becomes one rational per class
+// times that class's root. A class sum that cancels drops out exactly.
+template <class B>
+ExactValue DgammaExact(std::vector<Row<B>>& rows, const std::vector<int>& group,
+                       const std::vector<std::int64_t>& leaders, SquareClasses<B>& classes,
+                       const OracleProblem& p, std::int64_t j, const OracleOptions& o,
+                       std::int64_t* undecided) {
+  using R = typename Row<B>::R;
+  std::vector<R> per_group(leaders.size());
+  for (std::int64_t r = 0; r < p.rows; ++r) {
+    if (group[r] < 0) continue;  // r = 0 rows contribute exactly 0
+    per_group[group[r]] = oracle_internal::Add(
+        per_group[group[r]],
+        oracle_internal::Mul(oracle_internal::FromDouble<typename B::Int>(p.dy[r * p.d + j]),
+                             rows[r].N(j)));
+  }
+  std::vector<RootTerm<B>> terms;
+  for (std::size_t g = 0; g < per_group.size(); ++g) {
+    if (!per_group[g].num.is_zero()) terms.push_back({per_group[g], &rows[leaders[g]]});
+  }
+  if (terms.size() >= 2) {  // one q, or none, needs no classes
+    classes.Build(rows, leaders);
+    std::vector<R> per_class(classes.size());
+    for (std::size_t g = 0; g < per_group.size(); ++g) {
+      if (per_group[g].num.is_zero()) continue;
+      R& sum = per_class[classes.class_of(g)];
+      sum = oracle_internal::Add(sum, oracle_internal::Mul(per_group[g], classes.rho(g)));
+    }
+    terms.clear();
+    for (std::size_t c = 0; c < per_class.size(); ++c) {
+      if (!per_class[c].num.is_zero())
+        terms.push_back({per_class[c], &rows[classes.rep(static_cast<int>(c))]});
+    }
+  }
+  if (terms.empty()) return Special(0.0);  // an exact zero is +0 (oracle.h)
+  if (terms.size() == 1) {
+    return EvalAffine<B>(*terms[0].row, R{}, terms[0].coef, p.param_format, o, undecided);
+  }
+  return SumOfRoots<B>(terms, p.param_format, o, undecided);
+}
+
 template <class B>
 OracleBackwardResult Backward(const OracleProblem& p, const OracleOptions& o) {
   using Int = typename B::Int;
@@ -539,9 +706,11 @@ OracleBackwardResult Backward(const OracleProblem& p, const OracleOptions& o) {
     Row<B>& row = rows.back();
     ExactValue* dx = res.dx.data() + row_i * p.d;
     const double* dy = p.dy.data() + row_i * p.d;
+    // Each factor, not their double product: finite dy and gamma whose product
+    // overflows binary64 still have an exact, often finite, dx.
     bool g_finite = true;
     for (std::int64_t i = 0; i < p.d; ++i) {
-      if (!std::isfinite(dy[i] * ParamD(p.gamma, i, 1.0))) g_finite = false;
+      if (!std::isfinite(dy[i]) || !std::isfinite(ParamD(p.gamma, i, 1.0))) g_finite = false;
     }
     if (!row.finite() || !g_finite || row.q_kind() == QKind::kNaN || row.q_kind() == QKind::kNegative ||
         row.q_kind() == QKind::kZero) {
@@ -596,7 +765,8 @@ OracleBackwardResult Backward(const OracleProblem& p, const OracleOptions& o) {
     }
   }
 
-  // dbeta_j = sum_rows dy (exact); dgamma_j = sum_rows dy n r, grouped by equal q.
+  // dbeta_j = sum_rows dy (exact); dgamma_j = sum_rows dy n r, grouped by equal q
+  // here and by square class of q (on first use) in DgammaExact.
   const bool try_fast_param = o.fast_path && p.param_format.precision <= 26;
   std::vector<int> group(p.rows, -1);
   std::vector<std::int64_t> leaders;
@@ -617,6 +787,7 @@ OracleBackwardResult Backward(const OracleProblem& p, const OracleOptions& o) {
       leaders.push_back(r);
     }
   }
+  SquareClasses<B> classes;
   if (layer) res.dbeta.resize(p.d);
   res.dgamma.resize(p.d);
   for (std::int64_t j = 0; j < p.d; ++j) {
@@ -685,76 +856,7 @@ OracleBackwardResult Backward(const OracleProblem& p, const OracleOptions& o) {
       if (ok && oracle_internal::DecideFast(oracle_internal::ToEd(acc), p.param_format, &res.dgamma[j])) continue;
     }
     ++res.slow_path;
-    std::vector<R> per_group(leaders.size());
-    for (std::int64_t r = 0; r < p.rows; ++r) {
-      if (group[r] < 0) continue;  // r = 0 rows contribute exactly 0
-      per_group[group[r]] = Add(per_group[group[r]],
-                                Mul(oracle_internal::FromDouble<Int>(p.dy[r * p.d + j]), rows[r].N(j)));
-    }
-    std::vector<int> live;
-    for (std::size_t k = 0; k < per_group.size(); ++k) {
-      if (!per_group[k].num.is_zero()) live.push_back(static_cast<int>(k));
-    }
-    if (live.empty()) {
-      res.dgamma[j] = Special(0.0);
-      continue;
-    }
-    if (live.size() == 1) {
-      res.dgamma[j] = EvalAffine<B>(rows[leaders[live[0]]], R{}, per_group[live[0]], p.param_format, o,
-                                    &res.undecided);
-      continue;
-    }
-    // Several distinct q: sum the enclosures as dyadic intervals at a common
-    // absolute precision 2^-F, refining until the rounding is decided.
-    const int start = StartBits(p.param_format);
-    bool done = false;
-    R last;
-    for (int k = 0; (start << k) <= o.max_bits && !done; ++k) {
-      std::vector<std::pair<R, R>> iv;
-      std::int64_t top = std::numeric_limits<std::int64_t>::min();
-      for (int gk : live) {
-        Row<B>& lead = rows[leaders[gk]];
-        const auto& e = lead.r_exact() ? oracle_internal::Enclosure<Int>{lead.r_exact_value(),
-                                                                          lead.r_exact_value(), true}
-                                       : lead.Level(k, start);
-        const bool neg = per_group[gk].num.sign() < 0;
-        R lo = Mul(per_group[gk], neg ? e.hi : e.lo);
-        R hi = Mul(per_group[gk], neg ? e.lo : e.hi);
-        top = std::max(top, oracle_internal::FloorLog2(lo));
-        iv.emplace_back(lo, hi);
-      }
-      const std::int64_t bits = (static_cast<std::int64_t>(start) << k) + 8 +
-                                static_cast<std::int64_t>(std::ceil(std::log2(live.size() + 1)));
-      const std::int64_t F = bits - top;  // absolute precision: 2^-F
-      Int lo_sum(0), hi_sum(0);
-      for (auto& [lo, hi] : iv) {
-        // floor(lo 2^F) and ceil(hi 2^F).
-        auto scaled = [&](const R& v, bool ceil_it) {
-          const std::int64_t sh = v.exp + F;
-          Int num = sh >= 0 ? oracle_internal::ShiftLeft(v.num, sh) : Int(v.num);
-          Int den = sh >= 0 ? Int(v.den) : oracle_internal::ShiftLeft(v.den, -sh);
-          Int q, rem;
-          divide_qr(num, den, q, rem);  // truncates toward zero
-          if (!rem.is_zero()) {
-            if (ceil_it && num.sign() > 0) ++q;
-            if (!ceil_it && num.sign() < 0) --q;
-          }
-          return q;
-        };
-        lo_sum += scaled(lo, false);
-        hi_sum += scaled(hi, true);
-      }
-      R a{lo_sum, Int(1), -F}, b{hi_sum, Int(1), -F};
-      if (a.num.is_zero()) a = R{};
-      if (b.num.is_zero()) b = R{};
-      last = a;
-      done = DecideEnclosure(a, b, p.param_format, &res.dgamma[j]);
-    }
-    if (!done) {
-      ++res.undecided;
-      res.dgamma[j] = FromRational(last, p.param_format);
-      res.dgamma[j].status = ValueStatus::kUndecided;
-    }
+    res.dgamma[j] = DgammaExact<B>(rows, group, leaders, classes, p, j, o, &res.undecided);
   }
   return res;
 }

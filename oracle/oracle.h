@@ -26,7 +26,8 @@
 //     beta_i evaluated in IEEE arithmetic on the signs (gamma_i = inf with
 //     xhat_i = 0 is NaN; beta_i = +-inf gives +-inf unless the product is the
 //     opposite infinity). Non-finite dy or gamma in a backward row: dx of that
-//     row is NaN (it enters a and b); dgamma/dbeta follow IEEE sums.
+//     row is NaN (it enters a and b); dgamma/dbeta follow IEEE sums. Finite dy
+//     and gamma whose product overflows binary64 are exact values like others.
 //   * Finite results beyond the format's range round to +-inf per IEEE RNE
 //     (|v| >= (2 - 2^-p) 2^emax); tiny results round into subnormals or +-0.
 //     The sign of an exact zero is +0, except y_i = beta_i = -0 with gamma_i
@@ -38,9 +39,15 @@
 // r is irrational, so v is irrational and can be neither a float nor a
 // midpoint: for some precision the enclosure of v excludes every rounding
 // boundary, and the loop ends. dgamma sums several rows' irrationals: terms
-// with equal q are grouped; if one group is left the single-r argument
-// applies; otherwise (sums of distinct square roots) the loop is capped at
-// OracleOptions::max_bits and the value is reported kUndecided, never guessed.
+// are grouped by the square class of q (rows i, k with q_i q_k the square of a
+// rational, so that r_k = r_i sqrt(q_i/q_k) with sqrt(q_i/q_k) rational), and
+// each class sums exactly to (rational) * r of one representative row. Classes
+// whose rational is 0 drop out; none left gives +0 and one left is the single-r
+// case. Several left are rationals times square roots of distinct squarefree
+// integers, linearly independent over Q (Besicovitch 1940), so the sum is
+// irrational and the loop ends too. Its precision is capped at
+// OracleOptions::max_bits all the same: a value not decided by then is reported
+// kUndecided, never guessed.
 #ifndef LNV_ORACLE_ORACLE_H_
 #define LNV_ORACLE_ORACLE_H_
 

@@ -6,6 +6,7 @@
 
 #include <cfloat>
 #include <cmath>
+#include <cstdint>
 #include <random>
 #include <vector>
 
@@ -258,6 +259,179 @@ TEST(OracleBackward, SumsDgammaOverRowsWithDifferentRstd) {
   const long double want0 = 1 * (1 - 2.5L) * r0 + 0.25L * (0 - 1.75L) * r1;
   EXPECT_EQ(r.dgamma[0].rounded, Reference(want0, kBinary32));
   EXPECT_EQ(r.undecided, 0);
+}
+
+// Whether c is the binary64 value nearest to k 2^s / sqrt(m), m not a square
+// (the value is irrational: no ties), decided in exact integers rather than
+// in a wider float: with |c| = M 2^E, M in (2^52, 2^53), c is the nearest iff
+// (M - 1/2)^2 4^E < k^2 4^s / m < (M + 1/2)^2 4^E, that is
+// m (2M - 1)^2 < k^2 4^(s - E + 1) < m (2M + 1)^2.
+bool IsNearestDoubleToRootQuotient(double c, std::uint64_t k, int s, std::uint64_t m) {
+  using U = unsigned __int128;
+  int e = 0;
+  const U M = static_cast<U>(std::ldexp(std::frexp(std::fabs(c), &e), 53));
+  const int shift = 2 * (s - (e - 53) + 1);
+  const int k_bits = 64 - __builtin_clzll(k);
+  // M = 2^52 would halve the gap below; the rest keeps every product below 2^128.
+  if (M == U{1} << 52 || shift < 0 || shift + 2 * k_bits > 126 || m >= (1u << 16)) {
+    ADD_FAILURE() << "outside what this check handles: " << std::hexfloat << c;
+    return false;
+  }
+  const U target = U{k} * k << shift;
+  return U{m} * (2 * M - 1) * (2 * M - 1) < target && target < U{m} * (2 * M + 1) * (2 * M + 1);
+}
+
+TEST(OracleBackward, GivesFiniteDxWhenDyTimesGammaOverflowsBinary64) {
+  // x = 2^900 (0, 1, 2): mu = 2^900, n = 2^900 (-1, 0, 1), sigma^2 = 2^1800 2/3,
+  // r = 2^-900 sqrt(3/2), xhat = sqrt(3/2) (-1, 0, 1). gamma = 2^1000 and
+  // dy = (2^100, 0, -2^99): g = 2^1100 (1, 0, -1/2), beyond binary64, yet
+  // a = 2^1100/6, b = -2^1100 sqrt(3/2)/2 and
+  // dx = r (g - a - xhat b) = 2^200 sqrt(3/2) (1/12, -1/6, 1/12) = 2^198/sqrt(6) (1, -2, 1).
+  const std::vector<double> x = {0, 0x1p900, 0x1p901}, gamma(3, 0x1p1000),
+                            dy = {0x1p100, 0, -0x1p99};
+  for (auto backend : {OracleBackend::kBoost, OracleBackend::kMpfr}) {
+    for (bool fast : {true, false}) {
+      Solved r = Solve(OracleNorm::kLayerNorm, x, 0.0, gamma, {}, dy, kBinary64, backend, fast);
+      for (const ExactValue& v : r.bwd.dx) EXPECT_EQ(v.status, ValueStatus::kDecided);
+      EXPECT_GT(r.bwd.dx[0].rounded, 0.0);
+      EXPECT_LT(r.bwd.dx[1].rounded, 0.0);
+      EXPECT_TRUE(IsNearestDoubleToRootQuotient(r.bwd.dx[0].rounded, 1, 198, 6))
+          << std::hexfloat << r.bwd.dx[0].rounded;
+      EXPECT_TRUE(IsNearestDoubleToRootQuotient(r.bwd.dx[1].rounded, 1, 199, 6))
+          << std::hexfloat << r.bwd.dx[1].rounded;
+      EXPECT_EQ(r.bwd.dx[2].rounded, r.bwd.dx[0].rounded);
+      EXPECT_EQ(r.bwd.undecided, 0);
+    }
+  }
+}
+
+TEST(OracleBackward, FallsBackToTheExactPathWhenDyTimesGammaOverflowsInTheFastPath) {
+  // As above with x = 2^899 (0, 1, 2) and dy = (2^25, 0, -2^24): g = 2^1025 (1, 0, -1/2)
+  // overflows binary64, r = 2^-899 sqrt(3/2) is in the fast path's range, and
+  // dx = 2^124/sqrt(6) (1, -2, 1) is a finite fp32 value.
+  const std::vector<double> x = {0, 0x1p899, 0x1p900}, gamma(3, 0x1p1000),
+                            dy = {0x1p25, 0, -0x1p24};
+  for (auto backend : {OracleBackend::kBoost, OracleBackend::kMpfr}) {
+    for (bool fast : {true, false}) {
+      Solved r = Solve(OracleNorm::kLayerNorm, x, 0.0, gamma, {}, dy, kBinary32, backend, fast);
+      const long double dx0 = 0x1p124L / std::sqrt(6.0L);
+      EXPECT_EQ(r.bwd.dx[0].rounded, Reference(dx0, kBinary32));
+      EXPECT_EQ(r.bwd.dx[1].rounded, Reference(-2 * dx0, kBinary32));
+      EXPECT_EQ(r.bwd.dx[2].rounded, Reference(dx0, kBinary32));
+      EXPECT_EQ(r.bwd.undecided, 0);
+    }
+  }
+}
+
+// Backward of a problem of several rows with gamma = 1, everything in fp32.
+OracleBackwardResult BackwardRows(OracleNorm norm, std::int64_t rows, const std::vector<double>& x,
+                                  const std::vector<double>& dy, double eps, OracleBackend backend,
+                                  bool fast, int max_bits = OracleOptions{}.max_bits) {
+  OracleProblem p;
+  p.norm = norm;
+  p.rows = rows;
+  p.d = static_cast<std::int64_t>(x.size()) / rows;
+  p.x = x;
+  p.dy = dy;
+  p.eps = eps;
+  OracleOptions o;
+  o.backend = backend;
+  o.fast_path = fast;
+  o.max_bits = max_bits;
+  return OracleBackward(p, o);
+}
+
+TEST(OracleBackward, GivesPlusZeroForADgammaThatCancelsOverRowsThatAreScaledCopies) {
+  // Row 1 is row 0 times 2 (LayerNorm: q_1 = 4 q_0, r_1 = r_0/2) or times 3
+  // (RMSNorm: r_1 = r_0/3): xhat is the same in both rows, so
+  // dgamma_j = xhat_0j (dy_0j + dy_1j) = 0 exactly, and an exact zero is +0 (oracle.h).
+  struct Case {
+    OracleNorm norm;
+    std::vector<double> x, dy;
+  };
+  const Case cases[] = {
+      {OracleNorm::kLayerNorm, {0, 7, 2, 0, 14, 4}, {2, -5, 1, -2, 5, -1}},
+      {OracleNorm::kRmsNorm, {1, 2, 3, 3, 6, 9}, {1, -2, 0.5, -1, 2, -0.5}},
+  };
+  for (const Case& c : cases) {
+    for (auto backend : {OracleBackend::kBoost, OracleBackend::kMpfr}) {
+      for (bool fast : {true, false}) {
+        auto r = BackwardRows(c.norm, 2, c.x, c.dy, 0.0, backend, fast);
+        EXPECT_EQ(r.undecided, 0);
+        for (const ExactValue& v : r.dgamma) {
+          EXPECT_EQ(v.status, ValueStatus::kDecided);
+          EXPECT_EQ(v.rounded, 0.0);
+          EXPECT_FALSE(std::signbit(v.rounded));
+          EXPECT_EQ(v.hi, 0.0);
+          EXPECT_EQ(v.lo, 0.0);
+        }
+      }
+    }
+  }
+}
+
+TEST(OracleBackward, SumsDgammaOfScaledCopiesAsOneRationalTimesOneRoot) {
+  // Rows 1 and 2 are row 0 = (0, 7, 2) times 2 and 3: xhat = sqrt(3/26) (-3, 4, -1)
+  // in each, so dgamma_j = sqrt(3/26) n_0j sum_rows dy_rj. Column 0 cancels to
+  // 2^-100 from terms of 2^100: adding per-row enclosures needs some 250 bits
+  // there, one rational times one root needs the first Ziv level (88 bits for
+  // fp32), so a cap of two levels must decide every column.
+  const std::vector<double> x = {0, 7, 2, 0, 14, 4, 0, 21, 6};
+  const std::vector<double> dy = {0x1p100, 1, 0.5, -0x1p100, 2, 0.25, 0x1p-100, 3, -1};
+  const long double root = std::sqrt(3.0L / 26);
+  const long double want[] = {-3 * 0x1p-100L * root, 4 * 6 * root, -1 * -0.25L * root};
+  for (auto backend : {OracleBackend::kBoost, OracleBackend::kMpfr}) {
+    for (bool fast : {true, false}) {
+      auto r = BackwardRows(OracleNorm::kLayerNorm, 3, x, dy, 0.0, backend, fast, 2 * 88);
+      EXPECT_EQ(r.undecided, 0);
+      for (int j = 0; j < 3; ++j) {
+        EXPECT_EQ(r.dgamma[j].status, ValueStatus::kDecided) << j;
+        EXPECT_EQ(r.dgamma[j].rounded, Reference(want[j], kBinary32)) << j;
+      }
+    }
+  }
+}
+
+TEST(OracleBackward, SumsDgammaOverTwoSquareClassesOfQ) {
+  // Rows 0 and 1 as above (q_1 = 4 q_0, q_0 = 26/3: one square class); row 2 =
+  // (0, 1, 2) has q_2 = 2/3, and q_0 q_2 = 52/9 is not a square: a second root,
+  // r_2 = sqrt(3/2). n = (-3, 4, -1), (-6, 8, -2), (-1, 0, 1); r_0 = sqrt(3/26).
+  // Column 0: the first class cancels, leaving -r_2; column 1: the second class
+  // is 0, leaving 8 r_0; column 2 needs both roots: -2 r_0 - r_2.
+  const std::vector<double> x = {0, 7, 2, 0, 14, 4, 0, 1, 2};
+  const std::vector<double> dy = {2, 1, 1, -2, 1, 1, 1, 1, -1};
+  const long double r0 = std::sqrt(3.0L / 26), r2 = std::sqrt(1.5L);
+  const long double want[] = {-r2, 8 * r0, -2 * r0 - r2};
+  for (auto backend : {OracleBackend::kBoost, OracleBackend::kMpfr}) {
+    for (bool fast : {true, false}) {
+      auto r = BackwardRows(OracleNorm::kLayerNorm, 3, x, dy, 0.0, backend, fast);
+      EXPECT_EQ(r.undecided, 0);
+      for (int j = 0; j < 3; ++j)
+        EXPECT_EQ(r.dgamma[j].rounded, Reference(want[j], kBinary32)) << j;
+    }
+  }
+}
+
+TEST(OracleBackward, KeepsRootsApartWhenTheProductOfTheQIsANearSquareInteger) {
+  // Rows (0, 7/2) and (0, 9/2): sigma^2 = 49/16 and 81/16; with eps = 2^27 - 65/16,
+  // q_0 = 2^27 - 1 and q_1 = 2^27 + 1. q_0 q_1 = 2^54 - 1 is an integer but not
+  // a square (in binary64 it and its sqrt round to squares), so the roots stay apart.
+  // dgamma_0 = 9 (-7/4) r_0 - 7 (-9/4) r_1 = (63/4) (r_1 - r_0)
+  //          = -(63/2) / (sqrt(q_0 q_1) (sqrt(q_0) + sqrt(q_1))), written without cancellation;
+  // dgamma_1 = (7/4) r_0 + (9/4) r_1.
+  const std::vector<double> x = {0, 3.5, 0, 4.5}, dy = {9, 1, -7, 1};
+  const double eps = 0x1p27 - 65.0 / 16;
+  const long double q0 = 0x1p27L - 1, q1 = 0x1p27L + 1;
+  const long double want0 = -31.5L / (std::sqrt(q0 * q1) * (std::sqrt(q0) + std::sqrt(q1)));
+  const long double want1 = 1.75L / std::sqrt(q0) + 2.25L / std::sqrt(q1);
+  for (auto backend : {OracleBackend::kBoost, OracleBackend::kMpfr}) {
+    for (bool fast : {true, false}) {
+      auto r = BackwardRows(OracleNorm::kLayerNorm, 2, x, dy, eps, backend, fast);
+      EXPECT_EQ(r.undecided, 0);
+      EXPECT_EQ(r.dgamma[0].rounded, Reference(want0, kBinary32));
+      EXPECT_EQ(r.dgamma[1].rounded, Reference(want1, kBinary32));
+    }
+  }
 }
 
 // Exact identities (DESIGN.md section 1), on the exact values carried to

@@ -59,7 +59,7 @@ __attribute__((used, section("__libfuzzer_extra_counters")))
 uint8_t g_feature_counters[lnv::fuzz::kFeatureSpace];
 
 struct Totals {
-  std::int64_t inputs = 0, kernels = 0, elements = 0;
+  std::int64_t inputs = 0, kernels = 0, elements = 0, judged = 0, unclaimed = 0;
   double oracle = 0, kernel = 0, in_target = 0;
   std::chrono::steady_clock::time_point start = std::chrono::steady_clock::now();
 } g_totals;
@@ -71,14 +71,17 @@ void PrintStats() {
   std::fprintf(stderr,
                "fuzz_ln stats: %lld inputs in %.1f s wall, %.1f s CPU (%.0f exec/s, %.0f per CPU second),"
                " %lld kernel runs, %.1f elements/input; time in the target %.1f s: oracle %.1f s"
-               " (%.0f%% of the target, %.0f%% of wall), kernels+judge %.1f s (%.0f%%)\n",
+               " (%.0f%% of the target, %.0f%% of wall), kernels+judge %.1f s (%.0f%%);"
+               " %.3g%% of judged elements without a claim\n",
                static_cast<long long>(g_totals.inputs), wall, cpu, g_totals.inputs / std::max(wall, 1e-9),
                g_totals.inputs / std::max(cpu, 1e-9), static_cast<long long>(g_totals.kernels),
                static_cast<double>(g_totals.elements) / std::max<std::int64_t>(1, g_totals.inputs),
                g_totals.in_target, g_totals.oracle,
                100 * g_totals.oracle / std::max(g_totals.in_target, 1e-9),
                100 * g_totals.oracle / std::max(wall, 1e-9), g_totals.kernel,
-               100 * g_totals.kernel / std::max(g_totals.in_target, 1e-9));
+               100 * g_totals.kernel / std::max(g_totals.in_target, 1e-9),
+               100 * static_cast<double>(g_totals.unclaimed) /
+                   static_cast<double>(std::max<std::int64_t>(1, g_totals.judged)));
 }
 
 bool HasFlag(int argc, char** argv, const char* prefix) {
@@ -143,6 +146,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   ++g_totals.inputs;
   g_totals.kernels += r.stats.kernels_judged;
   g_totals.elements += r.stats.elements;
+  g_totals.judged += r.stats.judged_elements;
+  g_totals.unclaimed += r.stats.unclaimed_elements;
   g_totals.oracle += r.stats.oracle_seconds;
   g_totals.kernel += r.stats.kernel_seconds;
   for (std::uint32_t id : r.features.ids()) g_feature_counters[id] = 1;

@@ -374,6 +374,11 @@ RunResult RunCase(const FuzzConfig& config, const Case& c, const std::vector<con
     const Judgement j = JudgeWithReference(*impl, c, ref);
     res.stats.kernel_seconds += Seconds(t0, Clock::now());
     ++res.stats.kernels_judged;
+    for (const OutputResult& o : j.outputs) {
+      if (!o.present) continue;
+      res.stats.judged_elements += o.count;
+      res.stats.unclaimed_elements += o.unclaimed + o.out_of_range;
+    }
     if (!prewritten.empty()) std::filesystem::remove(prewritten);
     AddJudgementFeatures(static_cast<std::size_t>(impl - config.impls.data()), j, &res.features);
     if (IsFailure(j.verdict)) res.findings.push_back(KernelFinding(config, *impl, c, ref, j));

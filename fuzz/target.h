@@ -79,6 +79,9 @@ struct RunStats {
   double kernel_seconds = 0.0;  // kernels and judging
   std::int64_t kernels_judged = 0;
   std::int64_t elements = 0;  // rows * d
+  // Over every judged kernel and output: elements judged, and those judged
+  // without a claim (bound +inf, or outside the kernel's claimed range).
+  std::int64_t judged_elements = 0, unclaimed_elements = 0;
 };
 
 struct RunResult {

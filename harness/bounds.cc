@@ -367,6 +367,10 @@ RowBound ForwardRowBound(const BoundModel& model, const RowInput& row) {
   return b;
 }
 
+bool RowInClaimedRange(const RowBound& rb) {
+  return !(std::isfinite(rb.var_err) && std::isinf(rb.rstd_rel));
+}
+
 // y_i, as the kernel forms it in the accumulation format:
 //   t1 = fl(x_i - mean_hat), t2 = fl(t1 r_hat) (the computed xhat),
 //   t3 = fl(gamma_i t2), t4 = fl(t3 + beta_i), y_out = round_out(t4).

@@ -96,6 +96,23 @@ struct RowBound {
 };
 RowBound ForwardRowBound(const BoundModel& model, const RowInput& row);
 
+// The conditioning part of a kernel's claimed range (with ImplInfo's
+// max_row_sumsq and max_backward_weight, the rest of it): a finite row is
+// inside when its variance error bound Delta is below q = sigma^2 + eps.
+// Beyond that v_hat + eps may be <= 0 or arbitrarily far from q, so rstd, y
+// and dx are unconstrained for any kernel of that algorithm and accumulation:
+// NaN and +-inf are legitimate there, and the judge applies only the NaN
+// contract. A row whose Delta is itself unbounded (k u >= 1: an accumulation
+// too narrow for d) stays inside: it has no accuracy claim (bound +inf), but
+// finite in, finite out and the NaN contract still hold.
+bool RowInClaimedRange(const RowBound& rb);
+
+// The most elements of a claims_bound or plugin kernel's output that may be
+// judged without a claim (bound +inf, or outside the claimed range) on the
+// random-data families (IsRandomDataFamily, harness/families.h) before the
+// kernel is "not judged" rather than passed: a verdict must rest on claims.
+inline constexpr double kMaxUnclaimedFraction = 0.01;
+
 // One element of y, exact quantities.
 struct ElementInput {
   double xhat = 0.0;   // exact xhat_i (oracle), to double

@@ -175,23 +175,43 @@ Written WriteFailure(const CheckOptions& opt, const ImplInfo& impl, const Case& 
   return out;
 }
 
+// The largest fraction of an output's elements judged without a claim on the
+// random-data families, and which output (*worst) has it.
+double MaxUnclaimedFraction(const KernelSummary& k, Output* worst) {
+  double max = 0.0;
+  for (Output o : kAllOutputs) {
+    const int i = static_cast<int>(o);
+    if (k.random_count[i] == 0) continue;
+    const double f = static_cast<double>(k.random_unclaimed[i]) / k.random_count[i];
+    if (f > max) {
+      max = f;
+      *worst = o;
+    }
+  }
+  return max;
+}
+
 void PrintTable(const std::vector<KernelSummary>& ks, std::ostream& out) {
   std::size_t wn = 6;
   for (const KernelSummary& k : ks) wn = std::max(wn, k.name.size());
   out << Pad("kernel", wn) << "  dtype  " << Pad("status", 16) << PadLeft("cases", 5)
       << PadLeft("max ULP", 11) << "  " << Pad("(of)", 7) << PadLeft("bound use", 10) << "  "
-      << Pad("(of)", 7) << "verdict\n";
+      << Pad("(of)", 7) << PadLeft("no claim", 8) << "  " << Pad("(of)", 7) << "verdict\n";
   for (const KernelSummary& k : ks) {
+    Output worst = Output::kY;
     std::string verdict(VerdictName(k.verdict));
     if (k.status == ImplStatus::kNegativeControl) verdict += k.ok ? " (caught)" : " (NOT CAUGHT)";
     else if (k.status == ImplStatus::kObserved) verdict += " (baseline " + k.baseline + ")";
+    else if (!k.not_judged.empty()) verdict = "not_judged (FAILED)";
     else if (!k.ok) verdict += " (FAILED)";
     out << Pad(k.name, wn) << "  " << Pad(std::string(DTypeName(k.dtype)), 5) << "  "
         << Pad(std::string(StatusName(k.status)), 16) << PadLeft(std::to_string(k.cases), 5)
         << PadLeft(Fmt("%.4g", k.max_ulp), 11) << "  "
         << Pad(std::string(OutputName(k.max_ulp_output)), 7)
         << PadLeft(Fmt("%.4g", k.max_bound_use), 10) << "  "
-        << Pad(std::string(OutputName(k.max_use_output)), 7) << verdict << "\n";
+        << Pad(std::string(OutputName(k.max_use_output)), 7)
+        << PadLeft(Fmt("%.2g%%", 100 * MaxUnclaimedFraction(k, &worst)), 8) << "  "
+        << Pad(std::string(OutputName(worst)), 7) << verdict << "\n";
   }
 }
 
@@ -325,7 +345,12 @@ CheckResult RunCheck(const CheckOptions& opt, std::ostream& out) {
             s.max_use_output = o.output;
           }
           s.unclaimed += o.unclaimed;
+          s.out_of_range += o.out_of_range;
           s.undecided += o.undecided;
+          if (IsRandomDataFamily(run.family)) {
+            s.random_count[static_cast<int>(o.output)] += o.count;
+            s.random_unclaimed[static_cast<int>(o.output)] += o.unclaimed + o.out_of_range;
+          }
         }
         s.verdict = std::max(s.verdict, j.verdict);
         if (!IsFailure(j.verdict)) continue;
@@ -361,6 +386,10 @@ CheckResult RunCheck(const CheckOptions& opt, std::ostream& out) {
   for (std::size_t k = 0; k < impls.size(); ++k) {
     KernelSummary& s = result.kernels[k];
     s.ok = MeetsExpectation(s.status, any_failure[k]);
+    if (s.status == ImplStatus::kClaimsBound) {
+      s.not_judged = NotJudgedReason(s.random_count, s.random_unclaimed);
+      if (!s.not_judged.empty()) s.ok = false;
+    }
     if (s.status == ImplStatus::kObserved) {
       const BaselineSetting setting = BaselineSettingFor(opt);
       if (opt.write_baselines) {
@@ -393,20 +422,24 @@ CheckResult RunCheck(const CheckOptions& opt, std::ostream& out) {
       << impls.size() << " kernels as expected (claims_bound within bound, negative controls "
       << "caught, observed matching their baselines); seed " << opt.seed << "; "
       << Fmt("%.1f", result.seconds) << " s\n";
-  std::int64_t unclaimed = 0, undecided = 0;
+  std::int64_t unclaimed = 0, out_of_range = 0, undecided = 0;
   for (const KernelSummary& s : result.kernels) {
     unclaimed += s.unclaimed;
+    out_of_range += s.out_of_range;
     undecided += s.undecided;
   }
-  if (unclaimed > 0 || undecided > 0) {
-    out << "  (" << unclaimed << " element(s) without a claim: bound +inf, e.g. variance error >= "
-        << "sigma^2 + eps; " << undecided << " left undecided by the oracle)\n";
+  if (unclaimed > 0 || out_of_range > 0 || undecided > 0) {
+    out << "  (elements without a claim: " << unclaimed << " with bound +inf (e.g. k u >= 1), "
+        << out_of_range << " outside the claimed range (sum x^2, backward weight, or variance "
+        << "error >= sigma^2 + eps); " << undecided << " left undecided by the oracle; the "
+        << "\"no claim\" column is the largest share of an output on the random-data families)\n";
   }
   for (const KernelSummary& s : result.kernels) {
     if (s.ok) continue;
     out << "  " << s.name << ": "
         << (s.status == ImplStatus::kNegativeControl ? "negative control NOT caught"
             : s.status == ImplStatus::kObserved      ? "baseline " + s.baseline
+            : !s.not_judged.empty()                  ? "not judged: " + s.not_judged
                                                      : s.first_failure)
         << "\n";
   }

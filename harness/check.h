@@ -12,6 +12,7 @@
 #ifndef LNV_HARNESS_CHECK_H_
 #define LNV_HARNESS_CHECK_H_
 
+#include <array>
 #include <cstdint>
 #include <ostream>
 #include <string>
@@ -67,8 +68,16 @@ struct KernelSummary {
   Output max_use_output = Output::kY;
   Verdict verdict = Verdict::kPass;  // the worst over all cases
   std::string first_failure;         // "family: summary" of the first failing case
-  std::int64_t unclaimed = 0;        // elements whose bound was +inf (no claim)
+  std::int64_t unclaimed = 0;        // elements in range whose bound was +inf (no claim)
+  std::int64_t out_of_range = 0;     // elements outside the claimed range
   std::int64_t undecided = 0;
+  // Per output (indexed by Output), over the random-data families
+  // (IsRandomDataFamily): elements judged, and those judged without a claim
+  // (bound +inf, or outside the claimed range).
+  std::array<std::int64_t, 6> random_count{}, random_unclaimed{};
+  // claims_bound kernels: "" or why the kernel is "not judged": some output's
+  // unclaimed fraction on those families is above kMaxUnclaimedFraction.
+  std::string not_judged;
   // claims_bound: no failure; negative_control: caught; observed: its
   // findings match its baseline.
   bool ok = true;

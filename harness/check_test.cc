@@ -229,6 +229,33 @@ TEST(Check, APluginsKernelsPassUnderTheGenericBound) {
   for (const KernelSummary& k : r.kernels) EXPECT_GT(k.cases, 10) << k.name;
 }
 
+// A kernel that declares bf16 accumulation has no deterministic claim past
+// d ~ 257 (gamma_k needs k u < 1, u = 2^-8): on large_d every element is
+// without a claim, so it is "not judged", which fails the run like a finding,
+// never a pass. The same kernel declaring its true fp32 accumulation passes.
+TEST(Check, AKernelWithoutAClaimOnTheRandomDataFamiliesIsNotJudged) {
+  const ImplInfo* scalar = FindImpl("f32/two_pass/cpu-scalar");
+  ASSERT_NE(scalar, nullptr);
+  ImplInfo narrow = *scalar;
+  narrow.name = "f32/two_pass/declares-bf16-accumulation";
+  narrow.acc_dtype = DType::kBF16;
+  CheckOptions o;
+  o.impls = {narrow};
+  o.families_glob = "large_d";
+  o.write_cases = false;
+  std::ostringstream out;
+  const CheckResult r = RunCheck(o, out);
+  EXPECT_EQ(r.exit_code, 1) << out.str();
+  ASSERT_EQ(r.kernels.size(), 1u);
+  EXPECT_NE(r.kernels[0].not_judged.find("of elements without a claim"), std::string::npos)
+      << out.str();
+  EXPECT_NE(out.str().find("not_judged (FAILED)"), std::string::npos) << out.str();
+
+  o.impls = {*scalar};
+  std::ostringstream out2;
+  EXPECT_EQ(RunCheck(o, out2).exit_code, 0) << out2.str();
+}
+
 TEST(Check, AGlobThatMatchesNoKernelIsBadUsage) {
   CheckOptions o;
   o.impls_glob = "no/such/*";

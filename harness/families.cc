@@ -393,6 +393,11 @@ const Family* FindFamily(std::string_view name) {
   return nullptr;
 }
 
+bool IsRandomDataFamily(std::string_view name) {
+  return name == "standard_normal" || name == "heavy_tails" || name == "large_d" ||
+         name == "many_rows";
+}
+
 Case GenerateCase(const Family& family, const FamilyParams& p) {
   Case c = family.generate(p);
   c.provenance.family = std::string(family.name);

@@ -44,6 +44,12 @@ const Family* FindFamily(std::string_view name);
 // The family's case for p; provenance.family/seed/why are filled in.
 Case GenerateCase(const Family& family, const FamilyParams& p);
 
+// Families of random data, whose rows are typical of real activations rather
+// than built to be adversarial: standard_normal, heavy_tails, large_d and
+// many_rows. A claims_bound kernel must hold a claim on (nearly) every element
+// there (kMaxUnclaimedFraction, harness/bounds.h).
+bool IsRandomDataFamily(std::string_view name);
+
 // The seed a family actually draws from: the user's seed mixed with the
 // family's name (splitmix64), so families are independent streams.
 std::uint64_t FamilySeed(std::uint64_t seed, std::string_view family);

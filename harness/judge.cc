@@ -43,7 +43,8 @@ class OutputAccumulator {
   void Add(const ElementResult& e) {
     OutputResult& o = *out_;
     ++o.count;
-    if (std::isinf(e.bound)) ++o.unclaimed;
+    // An element outside the claimed range counts there, not here.
+    if (std::isinf(e.bound) && e.verdict != Verdict::kOutOfRange) ++o.unclaimed;
     if (e.verdict == Verdict::kOracleUndecided) ++o.undecided;
     if (e.verdict == Verdict::kOutOfRange) ++o.out_of_range;
     if (std::isfinite(e.error)) {
@@ -166,8 +167,7 @@ ElementResult JudgeElement(std::int64_t index, double k, const ExactValue& ev, d
   }
   const double exact = ev.hi + ev.lo;
   if (std::isinf(o)) {  // the exact value is beyond the format's range
-    // An infinite bound (no claim) allows any value but NaN (handled above).
-    if (k == o || std::isinf(e.bound)) return e;
+    if (k == o) return e;
     // The other infinity is infinitely far off. A finite kernel value is
     // measured against the exact value (finite, just beyond the largest
     // float), like any other: within the bound of an exact value past the
@@ -182,12 +182,13 @@ ElementResult JudgeElement(std::int64_t index, double k, const ExactValue& ev, d
     }
   }
   if (std::isinf(k)) {
-    // Rounding a value within the bound of the overflow threshold may give inf.
-    // An infinite bound (no claim) reaches either infinity, whatever the sign
-    // of the exact value (e.g. +0 when eps = 0 and the squares underflow).
+    // Rounding a value within the bound of the overflow threshold may give
+    // inf. Finite in, finite out holds whatever the bound: an element without
+    // an accuracy claim (bound +inf) must still be finite where its exact value
+    // is; only a row outside the claimed range (handled above) may overflow.
     const double t = OverflowThreshold(f);
     const bool reachable =
-        std::isinf(e.bound) || (k > 0 ? exact + e.bound >= t : exact - e.bound <= -t);
+        std::isfinite(e.bound) && (k > 0 ? exact + e.bound >= t : exact - e.bound <= -t);
     if (!reachable) {
       e.error = e.ulps = kInf;
       e.verdict = Verdict::kNotFinite;
@@ -317,10 +318,14 @@ Judgement JudgeWithReference(const ImplInfo& impl, const Case& c, const Referenc
   const std::int64_t d = c.d, rows = c.rows, n = rows * d;
   const FloatFormat out_f = FormatOf(c.dtype), param_f = FormatOf(c.param_dtype);
 
-  // Rows outside the claimed range: finite, with sum x^2 > max_row_sumsq.
+  std::vector<RowBound> rb;
+  for (std::int64_t r = 0; r < rows; ++r) rb.push_back(ForwardRowBound(model, ref.rows[r]));
+  // Rows outside the claimed range (RowInClaimedRange, bounds.h): finite, with
+  // sum x^2 > max_row_sumsq, or ill-conditioned for the kernel's algorithm.
   std::vector<bool> in_range(static_cast<std::size_t>(rows));
   for (std::int64_t r = 0; r < rows; ++r) {
-    in_range[r] = !ref.rows[r].stats.finite || ref.row_sumsq[r] <= impl.max_row_sumsq;
+    in_range[r] = !ref.rows[r].stats.finite ||
+                  (ref.row_sumsq[r] <= impl.max_row_sumsq && RowInClaimedRange(rb[r]));
     if (!in_range[r]) ++j.rows_out_of_range;
   }
   // Rows whose exact result is undefined: finite, sigma^2 + eps = 0 (a
@@ -352,9 +357,6 @@ Judgement JudgeWithReference(const ImplInfo& impl, const Case& c, const Referenc
   fa.mean = layer ? mean.data() : nullptr;
   fa.rstd = rstd.data();
   if (!CallKernel(impl, fa, opt, &j)) return j;
-
-  std::vector<RowBound> rb;
-  for (std::int64_t r = 0; r < rows; ++r) rb.push_back(ForwardRowBound(model, ref.rows[r]));
 
   StartOutput(&j, Output::kY, out_f);
   {
@@ -481,14 +483,43 @@ Judgement JudgeWithReference(const ImplInfo& impl, const Case& c, const Referenc
       for (std::int64_t i = 0; i < d; ++i) {
         const ExactValue& ev = bw.dbeta[i];
         cols[i].dbeta = ev.hi + ev.lo;
-        acc.Add(JudgeElement(
-            i, LoadAsDouble(dbeta.data(), c.param_dtype, i), ev, DbetaBound(model, cols[i]),
-            param_f, all_in_range && !(col_weight[i] > impl.max_backward_weight), any_undefined));
+        // dbeta = sum dy involves neither x nor the statistics: a row outside
+        // the claimed range does not take its column out (only the weight does).
+        acc.Add(JudgeElement(i, LoadAsDouble(dbeta.data(), c.param_dtype, i), ev,
+                             DbetaBound(model, cols[i]), param_f,
+                             !(col_weight[i] > impl.max_backward_weight), false));
       }
     }
   }
   Finish(&j);
   return j;
+}
+
+namespace {
+std::string Percent(double fraction) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.3g", 100 * fraction);
+  return buf;
+}
+}  // namespace
+
+// "" when every output of a claims_bound kernel holds a claim on all but
+// kMaxUnclaimedFraction of its elements on the random-data families; else
+// which outputs do not, and by how much.
+std::string NotJudgedReason(const std::array<std::int64_t, 6>& count,
+                            const std::array<std::int64_t, 6>& unclaimed) {
+  std::string why;
+  for (Output o : kAllOutputs) {
+    const int i = static_cast<int>(o);
+    if (count[i] == 0) continue;
+    const double fraction = static_cast<double>(unclaimed[i]) / static_cast<double>(count[i]);
+    if (fraction <= kMaxUnclaimedFraction) continue;
+    if (!why.empty()) why += ", ";
+    why += std::string(OutputName(o)) + " " + Percent(fraction) + "%";
+  }
+  if (why.empty()) return why;
+  return why + " of elements without a claim on the random-data families (at most " +
+         Percent(kMaxUnclaimedFraction) + "% may be)";
 }
 
 std::string Summarize(const Judgement& j) {

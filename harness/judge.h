@@ -10,13 +10,21 @@
 //     or a kernel NaN where the oracle is not: kNanMismatch. (A kernel +-inf
 //     where the oracle is NaN agrees: the IEEE mean of a row with +inf is +inf.)
 //   * A kernel +-inf where the oracle is finite: kNotFinite, unless the
-//     exact value is within the bound of the format's overflow threshold.
-//     The mirror case, a finite kernel value where the exact value rounds to
-//     +-inf, is measured against the exact value like any other (the other
-//     infinity is kBoundExceeded).
-//   * A finite row whose exact sum of squares exceeds the kernel's claimed
-//     max_row_sumsq is out of range: there only the NaN contract (an oracle
-//     NaN must be a kernel NaN) is judged; its elements read kOutOfRange.
+//     exact value is within the (finite) bound of the format's overflow
+//     threshold. Finite in, finite out holds whatever the bound: an element
+//     without an accuracy claim (bound +inf) must still be finite. The mirror
+//     case, a finite kernel value where the exact value rounds to +-inf, is
+//     measured against the exact value like any other; the other infinity
+//     is kBoundExceeded, claim or not.
+//   * A finite row outside the kernel's claimed range is out of range: its
+//     exact sum of squares exceeds max_row_sumsq, or its variance error bound
+//     reaches sigma^2 + eps (RowInClaimedRange, harness/bounds.h). There only
+//     the NaN contract (an oracle NaN must be a kernel NaN) is judged; its
+//     elements read kOutOfRange, and a dgamma column holding such a row too.
+//     dbeta = sum dy involves neither x nor the statistics: it stays judged.
+//   * Elements without a claim (bound +inf, or out of range) are counted per
+//     output; a claims_bound kernel with more than kMaxUnclaimedFraction of
+//     them on the random-data families is "not judged" (NotJudgedReason).
 //   * The backward is run with the kernel's own forward mean/rstd.
 #ifndef LNV_HARNESS_JUDGE_H_
 #define LNV_HARNESS_JUDGE_H_
@@ -80,7 +88,7 @@ struct OutputResult {
   double max_bound_use = 0.0;
   std::optional<std::int64_t> worst;  // the element that decides the verdict, or max bound use
   Verdict verdict = Verdict::kPass;
-  std::int64_t unclaimed = 0;  // elements whose bound is +inf
+  std::int64_t unclaimed = 0;  // elements in the claimed range whose bound is +inf
   std::int64_t undecided = 0;
   std::int64_t out_of_range = 0;
   std::vector<ElementResult> elements;  // every element, with JudgeOptions::keep_elements
@@ -131,6 +139,14 @@ std::string CheckCompatible(const ImplInfo& impl, const Case& c);
 Judgement Judge(const ImplInfo& impl, const Case& c, const JudgeOptions& opt = {});
 Judgement JudgeWithReference(const ImplInfo& impl, const Case& c, const Reference& ref,
                              const JudgeOptions& opt = {});
+
+// "" when each output holds a claim on all but kMaxUnclaimedFraction
+// (harness/bounds.h) of its elements on the random-data families, given per
+// output (indexed by Output) the elements judged there and those judged
+// without a claim (OutputResult::unclaimed + out_of_range); else which
+// outputs do not, and by how much: why a claims_bound kernel is "not judged".
+std::string NotJudgedReason(const std::array<std::int64_t, 6>& count,
+                            const std::array<std::int64_t, 6>& unclaimed);
 
 // One line: "y: max 0.5 ulp, bound use 0.01; dx: ... -> pass".
 std::string Summarize(const Judgement& j);

@@ -215,17 +215,31 @@ ExactValue Exact(double v, FloatFormat f) {
 }
 
 // Beyond the format's range the exact value rounds to inf: without a claim
-// any non-NaN kernel value passes; with a finite bound a finite value that
-// far off does not.
+// any finite kernel value passes, but the other infinity never does; with a
+// finite bound a finite value that far off does not pass either.
 TEST(JudgeElement, AnExactOverflowConstrainsOnlyWhereThereIsABound) {
   const double big = 0x1p+20;  // beyond fp16's overflow threshold (65520)
   const ExactValue ev = Exact(big, kBinary16);
   ASSERT_TRUE(std::isinf(ev.rounded));
   const double inf = std::numeric_limits<double>::infinity();
   EXPECT_EQ(JudgeElement(0, 65504, ev, inf, kBinary16, true).verdict, Verdict::kPass);
-  EXPECT_EQ(JudgeElement(0, -inf, ev, inf, kBinary16, true).verdict, Verdict::kPass);
+  EXPECT_EQ(JudgeElement(0, inf, ev, inf, kBinary16, true).verdict, Verdict::kPass);
+  EXPECT_EQ(JudgeElement(0, -inf, ev, inf, kBinary16, true).verdict, Verdict::kBoundExceeded);
   EXPECT_EQ(JudgeElement(0, 65504, ev, 1.0, kBinary16, true).verdict, Verdict::kBoundExceeded);
   EXPECT_EQ(JudgeElement(0, inf, ev, 1.0, kBinary16, true).verdict, Verdict::kPass);
+}
+
+// "No claim" is no licence to overflow: finite in, finite out holds whatever
+// the bound, so a kernel infinity for a finite exact value fails even where
+// the bound is +inf (it used to pass there, either sign). Only a row outside
+// the claimed range may give one (the out-of-range rule, tested below).
+TEST(JudgeElement, AKernelInfinityForAFiniteExactValueFailsEvenWithoutAClaim) {
+  const double inf = std::numeric_limits<double>::infinity();
+  const ExactValue zero = Exact(0.0, kBinary16);
+  EXPECT_EQ(JudgeElement(0, -inf, zero, inf, kBinary16, true).verdict, Verdict::kNotFinite);
+  EXPECT_EQ(JudgeElement(0, inf, zero, inf, kBinary16, true).verdict, Verdict::kNotFinite);
+  EXPECT_EQ(JudgeElement(0, 3.0, zero, inf, kBinary16, true).verdict, Verdict::kPass);
+  EXPECT_EQ(JudgeElement(0, -inf, zero, inf, kBinary16, false).verdict, Verdict::kOutOfRange);
 }
 
 // Errors are measured against the exact value, also where it rounds to inf:
@@ -289,6 +303,40 @@ TEST_F(JudgeTest, AcceptsAnyValueWhereTheExactResultIsZeroOverZero) {
   EXPECT_EQ(JudgeElement(0, 1.0, nan_exact, 1.0, kBinary64, true, false).verdict,
             Verdict::kNanMismatch);
   EXPECT_EQ(JudgeElement(0, 1.0, nan_exact, 1.0, kBinary64, true, true).verdict, Verdict::kPass);
+}
+
+// fuzz/regressions/judge-no-claim-infinity.case: a constant f16 row with
+// eps = 2^-126 (rstd = 2^63), where the kernel's dx overflows to -inf for an
+// exact +0. The row's variance error bound reaches sigma^2 + eps, so it is
+// outside the claimed range (RowInClaimedRange): out_of_range, not a pass and
+// not a failure; dbeta, a sum of dy alone, is still judged. The same -inf in
+// range, without a claim, is not_finite (the check can fail).
+TEST_F(JudgeTest, AnIllConditionedRowIsOutsideTheClaimedRangeButItsDbetaIsJudged) {
+  const ImplInfo* k = FindImpl("f16/two_pass/cpu-scalar");
+  ASSERT_NE(k, nullptr);
+  Case c;
+  c.dtype = c.param_dtype = DType::kF16;
+  c.d = 32;
+  c.rows = 1;
+  c.eps = 0x1p-126;
+  c.x.assign(32, -0x1.4p-1);
+  c.gamma.assign(32, 0x1.524p+0);
+  c.beta.assign(32, 0.0);
+  c.dy.assign(32, 0x1.3d8p+1);
+  JudgeOptions opt;
+  opt.keep_elements = true;
+  const Judgement j = Judge(*k, c, opt);
+  EXPECT_EQ(j.rows_out_of_range, 1);
+  ASSERT_TRUE(j[Output::kDx].present);
+  EXPECT_EQ(j[Output::kDx].verdict, Verdict::kOutOfRange) << Summarize(j);
+  EXPECT_EQ(j[Output::kDbeta].verdict, Verdict::kPass) << Summarize(j);
+  EXPECT_EQ(j.verdict, Verdict::kOutOfRange) << Summarize(j);
+  const ElementResult& e = j[Output::kDx].elements[0];
+  if (std::isinf(e.kernel)) {
+    EXPECT_EQ(JudgeElement(0, e.kernel, e.exact, std::numeric_limits<double>::infinity(),
+                           kBinary16, true).verdict,
+              Verdict::kNotFinite);
+  }
 }
 
 // Two dy near FLT_MAX overflow the float row sum of g = dy * gamma: outside

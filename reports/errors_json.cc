@@ -149,6 +149,8 @@ json OutputJson(const KernelReport& k, Output o, const std::vector<PlanItem>& pl
       {"unclaimed", s.unclaimed},
       {"out_of_range", s.out_of_range},
       {"undecided", s.undecided},
+      {"random_data_elements", k.random_count[static_cast<int>(o)]},
+      {"random_data_unclaimed", k.random_unclaimed[static_cast<int>(o)]},
       {"worst", s.worst ? ElementJson(*s.worst, s.worst_item, plan, s.worst_row) : json(nullptr)},
       {"worst_case_file", s.worst_case_file.empty() ? json(nullptr) : json(s.worst_case_file)},
       {"histogram", HistogramJson(s.hist)},
@@ -185,7 +187,7 @@ bool MeetsExpectation(const KernelReport& k) {
   const bool failed = IsFailure(k.verdict);
   switch (k.info.status) {
     case ImplStatus::kClaimsBound:
-      return !failed;
+      return !failed && k.not_judged.empty();  // "not judged" is no pass
     case ImplStatus::kNegativeControl:
       return failed;
     case ImplStatus::kObserved:
@@ -255,6 +257,7 @@ json ToJson(const SweepResult& r, const ReportInputs& in) {
         {"kernel_errors", k.kernel_errors},
         {"first_error", k.first_error.empty() ? json(nullptr) : json(k.first_error)},
         {"findings", k.findings.size()},
+        {"not_judged", k.not_judged.empty() ? json(nullptr) : json(k.not_judged)},
         {"valid_range", ValidRangeJson(k, r.plan)},
         {"outputs", outputs},
         {"use_by_d",

@@ -66,6 +66,13 @@ void Merge(const CaseMeasure &m, const PlanItem &item, std::int32_t item_index,
     if (k->first_error.empty()) k->first_error = item.family + ": " + m.message;
   }
   for (int o = 0; o < 6; ++o) MergeOutput(m.outputs[o], item_index, &k->outputs[o]);
+  if (IsRandomDataFamily(item.family)) {
+    for (int o = 0; o < 6; ++o) {
+      if (!m.outputs[o].present) continue;
+      k->random_count[o] += m.outputs[o].count;
+      k->random_unclaimed[o] += m.outputs[o].unclaimed + m.outputs[o].out_of_range;
+    }
+  }
   if (item.roles & kRoleDSweep) {
     auto [it, fresh] = k->use_by_d.try_emplace(m.d);
     if (fresh) it->second.fill(kNan);
@@ -137,7 +144,8 @@ Output DecidingOutput(const CaseMeasure &m) {
 
 std::string KernelVerdictWord(const KernelReport &k) {
   if (k.cases > 0 && k.kernel_errors == k.cases) return "error";
-  return IsFailure(k.verdict) ? "fail" : "pass";
+  if (IsFailure(k.verdict)) return "fail";
+  return k.not_judged.empty() ? "pass" : "not_judged";
 }
 
 Case PlanCase(const ImplInfo &impl, const PlanItem &item, std::uint64_t seed) {
@@ -261,6 +269,11 @@ SweepResult RunSweep(const SweepOptions &opt) {
       ++result.cases_judged;
     }
     measures[u].clear();
+  }
+  for (KernelReport &k : result.kernels) {
+    if (k.info.status == ImplStatus::kClaimsBound) {
+      k.not_judged = NotJudgedReason(k.random_count, k.random_unclaimed);
+    }
   }
   // Findings need the worst row's kappa and magnitude: regenerate those cases.
   for (std::size_t k = 0; k < impls.size(); ++k) {

@@ -63,6 +63,12 @@ struct KernelReport {
   std::array<OutputSummary, 6> outputs;                    // indexed by Output
   std::map<std::int64_t, std::array<double, 6>> use_by_d;  // d sweep: max bound use per output
   std::vector<Finding> findings;  // in plan order of the families' first failures
+  // Per output, over the random-data families (IsRandomDataFamily): elements
+  // judged, and those judged without a claim (unclaimed + out_of_range).
+  std::array<std::int64_t, 6> random_count{}, random_unclaimed{};
+  // claims_bound and plugin kernels: "" or why the kernel is "not judged"
+  // (NotJudgedReason, harness/judge.h).
+  std::string not_judged;
 };
 
 struct SweepOptions {
@@ -98,7 +104,8 @@ Case PlanCase(const ImplInfo &impl, const PlanItem &item, std::uint64_t seed);
 Output DecidingOutput(const CaseMeasure &m);
 
 // Kernel report verdict words of errors.json: "pass", "fail" (a broken bound
-// or contract on some case), "error" (it never ran: every call failed).
+// or contract on some case), "error" (it never ran: every call failed),
+// "not_judged" (no broken claim, but too few elements held a claim).
 std::string KernelVerdictWord(const KernelReport &k);
 
 }  // namespace lnv::report

@@ -244,14 +244,30 @@ Case OverflowingRows(Norm norm, std::int64_t d, const FloatFormat& format = kBin
   return c;
 }
 
+// The kernels claim the full range (max_row_sumsq = +inf), so every row is
+// judged. Two LayerNorm rows are ill-conditioned whatever the rescaling: the
+// constant row at FLT_MAX (sigma = 0, q = eps) and the huge mean with spread
+// 2^100 (kappa ~ 2^26): their variance error bound reaches sigma^2 + eps, so
+// they are outside the claimed range (RowInClaimedRange, harness/bounds.h)
+// and judged by the NaN contract alone. Every other row must pass.
 TEST(FastKernels, MeetTheirBoundOnRowsWhoseFp32SumOfSquaresOverflows) {
   for (const ImplInfo& impl : FastImpls()) {
     if (impl.x_dtype != DType::kF32) continue;  // fp16 cannot hold such rows; bf16 as fp32
     for (const std::int64_t d : {2, 3, 64, 1000}) {
       const Case c = OverflowingRows(impl.norm, d);
-      const Judgement j = Judge(impl, c);
-      EXPECT_EQ(j.verdict, Verdict::kPass) << impl.name << " d=" << d << ": " << Summarize(j);
-      EXPECT_EQ(j.rows_out_of_range, 0) << impl.name;
+      const Judgement all = Judge(impl, c);
+      EXPECT_FALSE(IsFailure(all.verdict)) << impl.name << " d=" << d << ": " << Summarize(all);
+      for (std::int64_t r = 0; r < c.rows; ++r) {
+        const Judgement j = Judge(impl, SelectRows(c, {r}));
+        const bool ill_conditioned = impl.norm == Norm::kLayerNorm && (r == 0 || r == 2) && d > 1;
+        if (ill_conditioned) {
+          EXPECT_FALSE(IsFailure(j.verdict)) << impl.name << " d=" << d << " row " << r;
+        } else {
+          EXPECT_EQ(j.verdict, Verdict::kPass)
+              << impl.name << " d=" << d << " row " << r << ": " << Summarize(j);
+          EXPECT_EQ(j.rows_out_of_range, 0) << impl.name << " d=" << d << " row " << r;
+        }
+      }
     }
   }
 }

@@ -16,6 +16,12 @@
 namespace lnv::cuda {
 namespace {
 
+// All-ones bytes: a NaN in every IEEE binary format (fp32, bf16, fp16), so an
+// output element the kernel never writes reads back as NaN, as a CPU kernel's
+// unwritten element does in the judge's NaN-filled buffers; never the bytes a
+// previous run left in recycled device memory.
+constexpr int kUnwrittenByte = 0xFF;
+
 // A device allocation holding a copy of `bytes` host bytes (or none).
 class DeviceCopy {
  public:
@@ -25,8 +31,9 @@ class DeviceCopy {
   ~DeviceCopy() {
     if (ptr_ != nullptr) cudaFree(ptr_);
   }
-  // Allocates `bytes` (nothing for a null host pointer or 0 bytes) and, when
-  // `upload`, copies them from `host`. False on a CUDA error.
+  // Allocates `bytes` (nothing for a null host pointer or 0 bytes), then
+  // copies them from `host` when `upload` (an input), or fills them with the
+  // unwritten sentinel (an output). False on a CUDA error.
   bool Init(const void* host, std::size_t bytes, bool upload) {
     if (host == nullptr || bytes == 0) return true;
     if (cudaMalloc(&ptr_, bytes) != cudaSuccess) {
@@ -34,7 +41,8 @@ class DeviceCopy {
       return false;
     }
     bytes_ = bytes;
-    return !upload || cudaMemcpy(ptr_, host, bytes, cudaMemcpyHostToDevice) == cudaSuccess;
+    if (upload) return cudaMemcpy(ptr_, host, bytes, cudaMemcpyHostToDevice) == cudaSuccess;
+    return cudaMemset(ptr_, kUnwrittenByte, bytes) == cudaSuccess;
   }
   bool Download(void* host) const {
     return ptr_ == nullptr || cudaMemcpy(host, ptr_, bytes_, cudaMemcpyDeviceToHost) == cudaSuccess;

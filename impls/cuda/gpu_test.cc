@@ -52,6 +52,12 @@ class DeviceBuffer {
   bool Upload(const void* host) const {
     return bytes_ == 0 || cudaMemcpy(ptr_, host, bytes_, cudaMemcpyHostToDevice) == cudaSuccess;
   }
+  // An output before the kernel runs: all-ones bytes are a NaN in fp32, bf16
+  // and fp16, so an element the kernel skips reads back as NaN, never as
+  // what an earlier run left in recycled device memory.
+  bool FillUnwritten() const {
+    return bytes_ == 0 || cudaMemset(ptr_, 0xFF, bytes_) == cudaSuccess;
+  }
   bool Download(void* host) const {
     return bytes_ == 0 || cudaMemcpy(host, ptr_, bytes_, cudaMemcpyDeviceToHost) == cudaSuccess;
   }
@@ -168,6 +174,8 @@ Outputs RunDevice(const Case& c, const HostCase& h, std::size_t offset_elems) {
   EXPECT_TRUE(x.ok() && y.ok() && dx.ok() && dy.ok() && mean.ok() && rstd.ok());
   EXPECT_TRUE(x.Upload(h.x.data()) && gamma.Upload(h.gamma.data()) && beta.Upload(h.beta.data()) &&
               dy.Upload(h.dy.data()));
+  EXPECT_TRUE(y.FillUnwritten() && dx.FillUnwritten() && dgamma.FillUnwritten() &&
+              dbeta.FillUnwritten() && mean.FillUnwritten() && rstd.FillUnwritten());
   ForwardArgs fa{};
   fa.rows = c.rows;
   fa.d = c.d;
@@ -351,6 +359,8 @@ TEST(GpuConversions, DeviceStoresEqualTheHostStoresOnSampledAndBoundaryFloats) {
     }
     CUDA_OK(cudaMemcpy(d_in, in.data(), n * sizeof(float), cudaMemcpyHostToDevice));
     for (DType t : {DType::kBF16, DType::kF16}) {
+      // A skipped element must not keep the previous dtype's result.
+      CUDA_OK(cudaMemset(d_out, 0xFF, n * sizeof(std::uint16_t)));
       ASSERT_EQ(DeviceStoreFloats(t, d_in, d_out, n, nullptr), 0);
       CUDA_OK(cudaMemcpy(out.data(), d_out, n * sizeof(std::uint16_t), cudaMemcpyDeviceToHost));
       for (std::int64_t i = 0; i < n; ++i) {
@@ -404,6 +414,8 @@ void CheckHuge(DType dtype, std::int64_t d) {
       ddb(gamma.size(), 0);
   ASSERT_TRUE(dx_in.ok() && ddy.ok() && dy_out.ok() && ddx.ok());
   ASSERT_TRUE(dx_in.Upload(x.data()) && ddy.Upload(dy.data()) && dgam.Upload(gamma.data()));
+  ASSERT_TRUE(dy_out.FillUnwritten() && ddx.FillUnwritten() && dmean.FillUnwritten() &&
+              drstd.FillUnwritten() && ddg.FillUnwritten() && ddb.FillUnwritten());
   ForwardArgs fa{};
   fa.rows = rows;
   fa.d = d;

@@ -7,6 +7,7 @@
 #include <filesystem>
 
 #include "harness/case_file.h"
+#include "harness/formats.h"
 #include "impls/plugin/loader.h"
 #include "properties/coverage.h"
 
@@ -242,6 +243,65 @@ void RequireEpsOrNoUnderflow(const Case& c, const Reference& ref) {
       RC_PRE(false);
     }
   }
+}
+
+std::string ExemptionFrom(const ImplInfo& k, std::string_view relation) {
+  for (const std::string& e : k.exact_relation_exemptions) {
+    if (e.size() > relation.size() && e.starts_with(relation) && e[relation.size()] == ':') {
+      return e;
+    }
+  }
+  return "";
+}
+
+bool HeldToExactRelation(const ImplInfo& k, std::string_view relation) {
+  if (IsPluginImpl(k)) {
+    Coverage::Current().Skipped(k.name, "plugin: held to the " + std::string(relation) +
+                                            " relation within its bounds, not bit for bit");
+    return false;
+  }
+  if (const std::string e = ExemptionFrom(k, relation); !e.empty()) {
+    Coverage::Current().Skipped(k.name, "exempt from bit-for-bit " + e);
+    return false;
+  }
+  return true;
+}
+
+namespace {
+
+// Nonzero and finite, but subnormal or beyond the largest finite value of f.
+bool OutsideNormalRange(double v, FloatFormat f) {
+  if (v == 0 || !std::isfinite(v)) return false;
+  const double a = std::fabs(v);
+  return a < std::ldexp(1.0, f.emin) || a > MaxFinite(f);
+}
+
+}  // namespace
+
+bool ScaleChangesRounding(double a, double b, int shift, FloatFormat f) {
+  if (shift == 0) return false;
+  // An overflow at one scale, an underflow to zero at the other.
+  if ((a == 0 && std::isinf(b)) || (std::isinf(a) && b == 0)) return true;
+  return OutsideNormalRange(a, f) || OutsideNormalRange(b, f) ||
+         OutsideNormalRange(std::ldexp(a, shift), f) ||
+         OutsideNormalRange(std::ldexp(b, -shift), f);
+}
+
+std::string CompareBits(Output o, const Judged& a, std::int64_t ia, const Judged& b,
+                        std::int64_t ib, int shift) {
+  if (a.At(o, ia).verdict == Verdict::kOutOfRange || b.At(o, ib).verdict == Verdict::kOutOfRange) {
+    return "";
+  }
+  const double va = a.Value(o, ia);
+  const double vb = b.Value(o, ib);
+  if (ScaleChangesRounding(va, vb, shift, a.Format(o))) return "";
+  const double expected = std::ldexp(va, shift);
+  if (SameBits(expected, vb)) return "";
+  char buf[200];
+  std::snprintf(buf, sizeof buf, "%s[%lld] = %a but [%lld] = %a, expected %a",
+                std::string(OutputName(o)).c_str(), static_cast<long long>(ia), va,
+                static_cast<long long>(ib), vb, expected);
+  return buf;
 }
 
 PropertyCase::PropertyCase(std::string_view property, const Targets& targets)

@@ -150,6 +150,49 @@ std::string CompareExactBits(const char* what, const std::vector<ExactValue>& a,
 // state a lower limit. Counted in the coverage as a skip.
 void RequireEpsOrNoUnderflow(const Case& c, const Reference& ref);
 
+// ---- Exact relations: bit for bit, no oracle, no bound ----
+//
+// Two relations hold bit for bit for any deterministic IEEE kernel, so they
+// give a verdict of their own where every comparison within two judge bounds
+// only restates the judge (the triangle inequality):
+//   "scaling"  2^k x with 4^k eps gives y, dgamma, dbeta with the same bits,
+//              mean 2^k, rstd and dx 2^-k, exactly, while nothing under- or
+//              overflows (ScalingARowByAPowerOfTwoLeavesItsOutputUnchanged);
+//   "rows"     a row's y, mean, rstd and dx have the same bits alone and in
+//              any batch (EachRowDependsOnThatRowAlone).
+inline constexpr std::string_view kScalingRelation = "scaling";
+inline constexpr std::string_view kRowsRelation = "rows";
+
+// The kernel's registry exemption from `relation` ("<relation>: file:line
+// why", ImplInfo::exact_relation_exemptions), or "" when it has none.
+std::string ExemptionFrom(const ImplInfo& k, std::string_view relation);
+
+// Whether a property holds k to `relation` bit for bit: every built-in kernel
+// (claims_bound, observed, negative control) that no exemption of its own
+// names; not plugins, which ABI v1 gives no way to state the relation (a real
+// kernel may pick its algorithm by batch size or magnitude). The others are
+// held to the relation within their bounds. Counts the exemption as a skip in
+// the coverage summary.
+bool HeldToExactRelation(const ImplInfo& k, std::string_view relation);
+
+// Element ia of run a times 2^shift against element ib of run b, bit for bit
+// (NaN = NaN; the product is exact in binary64): "" or a message. Elements
+// outside either kernel's claimed range are skipped. With shift != 0 so are
+// those where gradual underflow or overflow explains a difference: a value
+// of either run, or its counterpart scaled to the other run, is nonzero and
+// outside the normal range of the output's format (there the rounding itself
+// depends on the scale).
+std::string CompareBits(Output o, const Judged& a, std::int64_t ia, const Judged& b,
+                        std::int64_t ib, int shift = 0);
+
+// Whether the rounding into f may itself depend on the scale, for a value a
+// at one scale and b at 2^shift times it (shift != 0): a or b, or its
+// counterpart scaled to the other run, is nonzero, finite and subnormal or
+// beyond f's largest finite value, or one is 0 and the other infinite (an
+// underflow and an overflow). A zero or an infinity beside a value whose
+// counterpart is normal is not explained so. False for shift = 0.
+bool ScaleChangesRounding(double a, double b, int shift, FloatFormat f);
+
 // ---- One RapidCheck case of a property ----
 
 class PropertyCase {

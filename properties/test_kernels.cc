@@ -101,7 +101,61 @@ int NondeterministicDgammaBackward(const BackwardArgs* a) {
   return rc;
 }
 
-DoctoredKernel Doctored(const char* defect, ForwardFn f, BackwardFn b, const char* property) {
+// Row r of a forward call, by the correct kernel alone on that row, with
+// the row (x, gamma, beta) reversed when `reversed`: its sums then run in
+// the other order, which rounds differently within the same bound.
+int ForwardOneRow(const ForwardArgs* a, std::int64_t r, bool reversed) {
+  const std::int64_t d = a->d;
+  const auto copy = [&](const void* p, std::int64_t offset) {
+    const auto* v = static_cast<const float*>(p) + offset;
+    std::vector<float> out(v, v + d);
+    if (reversed) std::reverse(out.begin(), out.end());
+    return out;
+  };
+  const std::vector<float> x = copy(a->x, r * d);
+  const std::vector<float> gamma = a->gamma != nullptr ? copy(a->gamma, 0) : std::vector<float>();
+  const std::vector<float> beta = a->beta != nullptr ? copy(a->beta, 0) : std::vector<float>();
+  std::vector<float> y(static_cast<std::size_t>(d));
+  ForwardArgs b = *a;
+  b.rows = 1;
+  b.x = x.data();
+  b.gamma = a->gamma != nullptr ? gamma.data() : nullptr;
+  b.beta = a->beta != nullptr ? beta.data() : nullptr;
+  b.y = y.data();
+  b.mean = a->mean != nullptr ? a->mean + r : nullptr;
+  b.rstd = a->rstd != nullptr ? a->rstd + r : nullptr;
+  const int rc = Correct().forward(&b);
+  if (reversed) std::reverse(y.begin(), y.end());
+  std::copy(y.begin(), y.end(), static_cast<float*>(a->y) + r * d);
+  return rc;
+}
+
+// The magnitude where MagnitudeThresholdForward switches its order.
+constexpr float kHiddenThreshold = 0x1p20f;
+
+// Rows whose largest |x| reaches 2^20 take "another path" (here: the sums in
+// the other order): exact power-of-two scaling across 2^20 changes the bits.
+int MagnitudeThresholdForward(const ForwardArgs* a) {
+  for (std::int64_t r = 0; r < a->rows; ++r) {
+    const auto* x = static_cast<const float*>(a->x) + r * a->d;
+    float max_abs = 0;
+    for (std::int64_t i = 0; i < a->d; ++i) max_abs = std::max(max_abs, std::fabs(x[i]));
+    if (const int rc = ForwardOneRow(a, r, max_abs >= kHiddenThreshold); rc != 0) return rc;
+  }
+  return 0;
+}
+
+// Batches of two or more rows sum each row in the other order (an algorithm
+// chosen by the batch size): a row alone and in a batch differ in bits.
+int BatchSizeDependentForward(const ForwardArgs* a) {
+  for (std::int64_t r = 0; r < a->rows; ++r) {
+    if (const int rc = ForwardOneRow(a, r, a->rows >= 2); rc != 0) return rc;
+  }
+  return 0;
+}
+
+DoctoredKernel Doctored(const char* defect, ForwardFn f, BackwardFn b, const char* property,
+                        const char* check = "") {
   DoctoredKernel k;
   k.info = Correct();
   k.info.name = std::string("f32/") + defect + "/test-fake";
@@ -110,6 +164,7 @@ DoctoredKernel Doctored(const char* defect, ForwardFn f, BackwardFn b, const cha
   k.info.backward = b;
   k.info.source = "properties/test_kernels.cc";
   k.property = property;
+  k.check = check;
   return k;
 }
 
@@ -125,6 +180,10 @@ const std::vector<DoctoredKernel>& DoctoredKernels() {
                "SpecialValuesStayInTheirRowAndFiniteRowsStayFinite"),
       Doctored("nondeterministic_dgamma", Correct().forward, &NondeterministicDgammaBackward,
                "EachRowDependsOnThatRowAlone"),
+      Doctored("magnitude_threshold", &MagnitudeThresholdForward, Correct().backward,
+               "ScalingARowByAPowerOfTwoLeavesItsOutputUnchanged", ", bit for bit: "),
+      Doctored("batch_size_dependent_order", &BatchSizeDependentForward, Correct().backward,
+               "EachRowDependsOnThatRowAlone", "changed the bits of row"),
   };
   return kernels;
 }

@@ -16,6 +16,7 @@ namespace lnv::props {
 struct DoctoredKernel {
   ImplInfo info;         // status negative_control, name "f32/<defect>/test-fake"
   std::string property;  // the property built to catch it
+  std::string check;     // words of the check that must fire ("" = any of the property's)
 };
 
 // gamma_reversed (reads gamma[d-1-i]) -> PermutingFeaturesPermutesTheOutputs;
@@ -23,6 +24,12 @@ struct DoctoredKernel {
 // nan_rows_zeroed (non-finite inputs read as 0) -> SpecialValuesStayInTheirRow...;
 // nondeterministic_dgamma (every other call sums the rows backwards, as
 // atomics would) -> EachRowDependsOnThatRowAlone (run to run; within bound).
+// The exact relations' controls, each within its bound everywhere (another
+// summation order), so that only a bit-for-bit check can see them:
+// magnitude_threshold (rows with max|x| >= 2^20 sum in the other order, a
+// hidden magnitude threshold) -> ScalingARowByAPowerOfTwo..., bit for bit;
+// batch_size_dependent_order (batches of two or more rows sum in the other
+// order) -> EachRowDependsOnThatRowAlone, bit for bit.
 const std::vector<DoctoredKernel>& DoctoredKernels();
 
 }  // namespace lnv::props

@@ -263,8 +263,13 @@ rc::Gen<std::vector<double>> GammaValues(FloatFormat f, std::int64_t d) {
 }
 
 rc::Gen<std::vector<double>> BetaValues(FloatFormat f, std::int64_t d) {
-  return Values(d, rc::gen::weightedOneOf<double>(
-                       {{6, FloatValue(f, -3, 1)}, {1, rc::gen::just(0.0)}}));
+  // Mostly O(1) shifts, sometimes +-0 (y is -0 only where gamma xhat and beta
+  // both are) and subnormals (a subnormal y where gamma xhat is 0: constant
+  // rows, gamma = 0).
+  return Values(d,
+                rc::gen::weightedOneOf<double>({{6, FloatValue(f, -3, 1)},
+                                                {1, rc::gen::element(0.0, -0.0)},
+                                                {1, FloatValue(f, MinExponent(f), f.emin - 1)}}));
 }
 
 rc::Gen<std::vector<double>> DyValues(FloatFormat f, std::int64_t n) {

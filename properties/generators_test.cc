@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <set>
+#include <utility>
 
 #include "harness/formats.h"
 
@@ -87,6 +88,24 @@ TEST(Generators, FloatValuesReachTheSmallestSubnormalAndTheLargestFinite) {
     reached = std::fabs(FloatValue(f, f.emax, f.emax)(rc::Random(i + 1), 100).value()) == MaxFinite(f);
   }
   EXPECT_TRUE(reached);
+}
+
+// gamma and beta reach the values where the affine step's IEEE details live.
+TEST(Generators, GammaAndBetaReachSignedZerosAndSubnormals) {
+  for (const FloatFormat f : {kBinary32, kBfloat16, kBinary16}) {
+    for (const auto& [name, gen] :
+         {std::pair{"gamma", GammaValues(f, 64)}, std::pair{"beta", BetaValues(f, 64)}}) {
+      bool negative_zero = false, subnormal = false;
+      for (int i = 0; i < 20; ++i) {
+        for (double v : gen(rc::Random(static_cast<std::uint64_t>(i) + 1), 100).value()) {
+          negative_zero |= v == 0 && std::signbit(v);
+          subnormal |= v != 0 && std::fabs(v) < std::ldexp(1.0, f.emin);
+        }
+      }
+      EXPECT_TRUE(negative_zero) << name;
+      EXPECT_TRUE(subnormal) << name;
+    }
+  }
 }
 
 }  // namespace

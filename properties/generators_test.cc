@@ -108,5 +108,25 @@ TEST(Generators, GammaAndBetaReachSignedZerosAndSubnormals) {
   }
 }
 
+// Now and then one element of gamma or beta is infinite, never more than one.
+TEST(Generators, GammaAndBetaAreSometimesInfiniteInOneElement) {
+  for (const auto& [name, gen] : {std::pair{"gamma", GammaValues(kBinary32, 64)},
+                                  std::pair{"beta", BetaValues(kBinary32, 64)}}) {
+    int with_inf = 0;
+    bool plus = false, minus = false;
+    for (int i = 0; i < 400; ++i) {
+      const std::vector<double> v = gen(rc::Random(static_cast<std::uint64_t>(i) + 1), 100).value();
+      const auto infinite =
+          std::count_if(v.begin(), v.end(), [](double x) { return std::isinf(x); });
+      EXPECT_LE(infinite, 1) << name;
+      with_inf += infinite > 0;
+      plus |= std::find(v.begin(), v.end(), INFINITY) != v.end();
+      minus |= std::find(v.begin(), v.end(), -INFINITY) != v.end();
+    }
+    EXPECT_TRUE(plus && minus) << name;
+    EXPECT_LT(with_inf, 400 / 4) << name;  // rare: most cases keep every output finite
+  }
+}
+
 }  // namespace
 }  // namespace lnv::props

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <limits>
 #include <random>
 #include <string>
@@ -355,6 +356,105 @@ Case NanInfRows(const FamilyParams& p) {
   return c;
 }
 
+// A ramp, x_i = i/d plus noise of 1/64: every stretch of the row has its own
+// mean, so statistics that skip a tail (past a power of two, past a 16-bit
+// count) or count a chunk twice move in proportion to the share they miss.
+// On iid rows a dropped or repeated block moves them by sampling noise only,
+// which at large d hides below the bound.
+Case Ramp(const FamilyParams& p) {
+  Gen g(p, "ramp");
+  Case c = g.Start(p.d, p.rows);
+  const double step = 1.0 / static_cast<double>(p.d);
+  for (std::int64_t r = 0; r < p.rows; ++r) {
+    for (std::int64_t i = 0; i < p.d; ++i) {
+      c.x.push_back(g.X(static_cast<double>(i) * step + g.Normal() / 64));
+    }
+  }
+  g.Finish(&c);
+  return c;
+}
+
+// Sorted rows, ascending on even rows and descending on odd ones: the
+// largest (or smallest) values sit together at the ends, where dropped tails
+// and repeated chunks are.
+Case SortedRows(const FamilyParams& p) {
+  Gen g(p, "sorted_rows");
+  Case c = g.Start(p.d, p.rows);
+  for (std::int64_t r = 0; r < p.rows; ++r) {
+    const double mu = g.Uniform(-1, 1);
+    std::vector<double> row;
+    for (std::int64_t i = 0; i < p.d; ++i) row.push_back(g.X(mu + g.Normal()));
+    if (r % 2 == 0) {
+      std::sort(row.begin(), row.end());
+    } else {
+      std::sort(row.begin(), row.end(), std::greater<>());
+    }
+    c.x.insert(c.x.end(), row.begin(), row.end());
+  }
+  g.Finish(&c);
+  return c;
+}
+
+// Standard rows with one outlier of 16 sqrt(d) .. 32 sqrt(d): it carries
+// over 99% of the variance at every d, so a kernel that skips it or counts
+// it twice is off by a factor, not by 1/d. Rows put it first, last and at a
+// random position in turn (r mod 3), where skipped tails, repeated first
+// chunks and misplaced vector tails are.
+Case OneOutlier(const FamilyParams& p) {
+  Gen g(p, "one_outlier");
+  Case c = g.Start(p.d, p.rows);
+  const double size = 16 * std::sqrt(static_cast<double>(p.d));
+  for (std::int64_t r = 0; r < p.rows; ++r) {
+    const std::int64_t at = r % 3 == 0 ? 0 : r % 3 == 1 ? p.d - 1 : g.Int(0, p.d - 1);
+    for (std::int64_t i = 0; i < p.d; ++i) {
+      const double v = i == at ? g.Sign() * size * g.Uniform(1, 2) : g.Normal();
+      c.x.push_back(g.X(v));
+    }
+  }
+  g.Finish(&c);
+  return c;
+}
+
+// The first floor(d/2) elements around one mean, the rest around another,
+// 1 to 3 apart with noise 1/4: statistics over either half alone, or with
+// one half's chunk counted twice, miss the gap.
+Case TwoHalves(const FamilyParams& p) {
+  Gen g(p, "two_halves");
+  Case c = g.Start(p.d, p.rows);
+  for (std::int64_t r = 0; r < p.rows; ++r) {
+    const double first = g.Uniform(-2, 2);
+    const double second = first + g.Sign() * g.Uniform(1, 3);
+    for (std::int64_t i = 0; i < p.d; ++i) {
+      c.x.push_back(g.X((i < p.d / 2 ? first : second) + g.Normal() / 4));
+    }
+  }
+  g.Finish(&c);
+  return c;
+}
+
+// Rows that differ in mean and scale, as activations do from token to
+// token: scale 2^e with e in [-6, 6] never the previous row's, mean within
+// one scale of 0, so neighbours' spread (and root mean square) differ by a
+// factor 2 (sqrt 2) or more. A kernel that hands one row's statistics to
+// another (a two-rows-at-a-time loop with an odd last row) is off by that
+// factor; on iid rows, by sampling noise only.
+Case RowsDiffer(const FamilyParams& p) {
+  Gen g(p, "rows_differ");
+  Case c = g.Start(p.d, p.rows);
+  std::int64_t previous = 0;
+  for (std::int64_t r = 0; r < p.rows; ++r) {
+    // Uniform over [-6, 6] without the previous row's exponent.
+    std::int64_t e = r == 0 ? g.Int(-6, 6) : g.Int(-6, 5);
+    if (r > 0 && e >= previous) ++e;
+    previous = e;
+    const double scale = std::exp2(static_cast<double>(e));
+    const double mu = scale * g.Uniform(-1, 1);
+    for (std::int64_t i = 0; i < p.d; ++i) c.x.push_back(g.X(mu + scale * g.Normal()));
+  }
+  g.Finish(&c);
+  return c;
+}
+
 }  // namespace
 
 std::uint64_t FamilySeed(std::uint64_t seed, std::string_view family) {
@@ -382,6 +482,13 @@ const std::vector<Family>& AllFamilies() {
       {"gamma_near_zero", "gamma of zeros and subnormals: underflowing products", GammaNearZero},
       {"beta_cancels", "beta = -gamma xhat: y is a cancellation residue", BetaCancels},
       {"nan_inf_rows", "NaN/inf rows: the NaN contract, row independence", NanInfRows},
+      {"ramp", "x_i = i/d + noise: statistics that drop a tail or repeat a chunk move", Ramp},
+      {"sorted_rows", "sorted rows: the extremes sit together at the ends", SortedRows},
+      {"one_outlier", "one outlier first, last or anywhere: missing or repeating it shows",
+       OneOutlier},
+      {"two_halves", "halves with different means: one half alone misses the gap", TwoHalves},
+      {"rows_differ", "rows differing in mean and scale: one row's statistics on another show",
+       RowsDiffer},
   };
   return families;
 }

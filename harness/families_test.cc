@@ -2,11 +2,17 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cfloat>
 #include <cmath>
+#include <functional>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include "harness/formats.h"
+#include "harness/judge.h"
+#include "impls/registry.h"
 
 namespace lnv {
 namespace {
@@ -164,6 +170,247 @@ TEST(Families, GammaNearZeroHasZerosAndSubnormals) {
   EXPECT_EQ(c.gamma[0], 0.0);
   EXPECT_TRUE(std::signbit(c.gamma[1]));
   EXPECT_EQ(std::fabs(c.gamma[2]), 0x1p-149);
+}
+
+// ---- Rows whose statistics change when elements are dropped, repeated or mixed up ----
+
+TEST(Families, RampsRiseAlongTheRow) {
+  FamilyParams p = Small(DType::kF64);
+  p.d = 4096;
+  const Case c = GenerateCase(*FindFamily("ramp"), p);
+  const std::int64_t eighth = c.d / 8;
+  for (std::int64_t r = 0; r < c.rows; ++r) {
+    // The last eighth's mean is over half the ramp's height above the
+    // first's: a tail left out takes the row's largest values with it.
+    double head = 0, tail = 0;
+    for (std::int64_t i = 0; i < eighth; ++i) {
+      head += c.x[r * c.d + i];
+      tail += c.x[r * c.d + c.d - 1 - i];
+    }
+    EXPECT_GT((tail - head) / static_cast<double>(eighth), 0.5) << "row " << r;
+  }
+}
+
+TEST(Families, SortedRowsAscendAndDescendInTurn) {
+  const Case c = GenerateCase(*FindFamily("sorted_rows"), Small(DType::kBF16));
+  for (std::int64_t r = 0; r < c.rows; ++r) {
+    const auto row = c.x.begin() + r * c.d;
+    if (r % 2 == 0) {
+      EXPECT_TRUE(std::is_sorted(row, row + c.d)) << "row " << r;
+    } else {
+      EXPECT_TRUE(std::is_sorted(row, row + c.d, std::greater<>())) << "row " << r;
+    }
+    EXPECT_NE(*row, *(row + c.d - 1)) << "row " << r;
+  }
+}
+
+// Row r's variance without its element `left_out`.
+double RowVarWithout(const Case& c, std::int64_t r, std::int64_t left_out) {
+  double mu = 0, s = 0;
+  for (std::int64_t i = 0; i < c.d; ++i) mu += i == left_out ? 0 : c.x[r * c.d + i];
+  mu /= static_cast<double>(c.d - 1);
+  for (std::int64_t i = 0; i < c.d; ++i) {
+    s += i == left_out ? 0 : (c.x[r * c.d + i] - mu) * (c.x[r * c.d + i] - mu);
+  }
+  return s / static_cast<double>(c.d - 1);
+}
+
+TEST(Families, OneOutlierSitsFirstLastOrAnywhereAndCarriesTheVariance) {
+  for (std::int64_t d : {7, 64, 4099}) {
+    FamilyParams p = Small(DType::kF32);
+    p.d = d;
+    p.rows = 6;
+    const Case c = GenerateCase(*FindFamily("one_outlier"), p);
+    for (std::int64_t r = 0; r < c.rows; ++r) {
+      std::int64_t at = 0;
+      for (std::int64_t i = 0; i < c.d; ++i) {
+        if (std::fabs(c.x[r * c.d + i]) > std::fabs(c.x[r * c.d + at])) at = i;
+      }
+      if (r % 3 == 0) {
+        EXPECT_EQ(at, 0) << "d=" << d << " row " << r;
+      } else if (r % 3 == 1) {
+        EXPECT_EQ(at, c.d - 1) << "d=" << d << " row " << r;
+      }
+      // Leaving it out divides the variance by more than 100 at every d:
+      // an error no rounding explains.
+      EXPECT_GT(RowVar(c, r), 100 * RowVarWithout(c, r, at)) << "d=" << d << " row " << r;
+    }
+  }
+}
+
+TEST(Families, TwoHalvesAreFurtherApartThanTheirSpread) {
+  const Case c = GenerateCase(*FindFamily("two_halves"), Small(DType::kF32));
+  const std::int64_t h = c.d / 2;
+  for (std::int64_t r = 0; r < c.rows; ++r) {
+    double first = 0, second = 0;
+    for (std::int64_t i = 0; i < c.d; ++i) (i < h ? first : second) += c.x[r * c.d + i];
+    first /= static_cast<double>(h);
+    second /= static_cast<double>(c.d - h);
+    // The spread about each half's own mean is below a quarter of the gap
+    // squared: the gap carries most of the row's variance.
+    double within = 0;
+    for (std::int64_t i = 0; i < c.d; ++i) {
+      const double dev = c.x[r * c.d + i] - (i < h ? first : second);
+      within += dev * dev;
+    }
+    within /= static_cast<double>(c.d);
+    EXPECT_LT(within, (first - second) * (first - second) / 4) << "row " << r;
+  }
+}
+
+// What a row's norm divides by, squared: its variance (LayerNorm) or its
+// mean square (RMSNorm).
+double RowQ(const Case& c, std::int64_t r) {
+  return RowVar(c, r) + (c.norm == Norm::kRmsNorm ? RowMean(c, r) * RowMean(c, r) : 0.0);
+}
+
+// Neighbouring rows differ by more than iid rows ever do: the largest ratio
+// of q between any two of standard_normal's rows (sampling noise) is below
+// the smallest between neighbours of rows_differ.
+TEST(Families, RowsDifferFromTheirNeighboursMoreThanIidRows) {
+  FamilyParams p = Small(DType::kF32);
+  p.d = 768;
+  p.rows = 9;
+  for (Norm n : {Norm::kLayerNorm, Norm::kRmsNorm}) {
+    p.norm = n;
+    const Case differ = GenerateCase(*FindFamily("rows_differ"), p);
+    const Case iid = GenerateCase(*FindFamily("standard_normal"), p);
+    double largest_iid = 1;
+    for (std::int64_t r = 0; r < iid.rows; ++r) {
+      for (std::int64_t t = 0; t < iid.rows; ++t) {
+        largest_iid = std::max(largest_iid, RowQ(iid, r) / RowQ(iid, t));
+      }
+    }
+    for (std::int64_t r = 1; r < differ.rows; ++r) {
+      const double a = RowQ(differ, r), b = RowQ(differ, r - 1);
+      EXPECT_GT(std::max(a, b) / std::min(a, b), largest_iid) << NormName(n) << " row " << r;
+    }
+  }
+}
+
+// ---- ... and the simulated broken kernels they catch (impls/broken/) ----
+
+const ImplInfo* Registered(const std::string& name) {
+  for (const ImplInfo& k : AllImpls()) {
+    if (k.name == name) return &k;
+  }
+  return nullptr;
+}
+
+struct Shape {
+  std::int64_t d = 0;
+  std::int64_t rows = 0;
+};
+
+std::string Where(std::string_view family, Shape s) {
+  return std::string(family) + " d=" + std::to_string(s.d) + " rows=" + std::to_string(s.rows);
+}
+
+// The control's and the two-pass reference's judgements of one case of the
+// family, forward only: these bugs are in the statistics, and the exact
+// backward of long rows costs seconds.
+struct Judged {
+  Judgement control, reference;
+};
+Judged JudgeBoth(const ImplInfo& control, std::string_view family, Shape s) {
+  const ImplInfo* reference = Registered("f32/two_pass/cpu-scalar");
+  EXPECT_NE(reference, nullptr);
+  FamilyParams p;
+  p.norm = control.norm;
+  p.dtype = control.x_dtype;
+  p.param_dtype = control.param_dtype;
+  p.d = s.d;
+  p.rows = s.rows;
+  p.with_dy = false;
+  const Case c = GenerateCase(*FindFamily(family), p);
+  const Reference ref = ComputeReference(c);
+  return {JudgeWithReference(control, c, ref),
+          reference ? JudgeWithReference(*reference, c, ref) : Judgement{}};
+}
+
+// The control breaks its bound on each shape of the family, and the
+// two-pass reference it imitates meets it on the same case: the bug is what
+// the family shows.
+void ExpectCaught(const std::string& control, std::string_view family,
+                  const std::vector<Shape>& shapes) {
+  const ImplInfo* k = Registered("f32/" + control + "/cpu-broken");
+  ASSERT_NE(k, nullptr) << control;
+  for (const Shape& s : shapes) {
+    const Judged j = JudgeBoth(*k, family, s);
+    EXPECT_EQ(j.control.verdict, Verdict::kBoundExceeded)
+        << control << " on " << Where(family, s) << ": " << Summarize(j.control);
+    EXPECT_FALSE(IsFailure(j.reference.verdict))
+        << "the two-pass reference on " << Where(family, s) << ": " << Summarize(j.reference);
+  }
+}
+
+// The control meets its bound on each shape: those inputs cannot tell it
+// from a correct kernel.
+void ExpectMissed(const std::string& control, std::string_view family,
+                  const std::vector<Shape>& shapes) {
+  const ImplInfo* k = Registered("f32/" + control + "/cpu-broken");
+  ASSERT_NE(k, nullptr) << control;
+  for (const Shape& s : shapes) {
+    const Judged j = JudgeBoth(*k, family, s);
+    EXPECT_FALSE(IsFailure(j.control.verdict))
+        << control << " on " << Where(family, s) << ": " << Summarize(j.control);
+  }
+}
+
+// Long rows, past 2^16 and past 2^17.
+constexpr Shape kPast16{65536 + 17, 2};
+constexpr Shape kPast17{131072 + 3, 2};
+
+// One element of 2^17 moves iid statistics by about 2^-17, far below the
+// serial bound there; an outlier carries the variance whatever d is.
+TEST(DroppedElements, ALastElementLeftOutIsCaughtByAnOutlierLastAtEveryD) {
+  ExpectCaught("drop_last_element", "one_outlier",
+               {{2, 2}, {3, 2}, {7, 2}, {64, 2}, {257, 2}, {4099, 2}, kPast16, kPast17});
+  ExpectMissed("drop_last_element", "standard_normal", {kPast16, kPast17});
+}
+
+// A prefix of iid values has the statistics of the whole row; a prefix of a
+// ramp, a sorted row or two halves does not, in proportion to what is left
+// out (a ninth past 2^17 at d = 2^17 + 2^14 + 3, a third past 2^16 at
+// 3 * 2^15 + 1). An outlier last shows even 3 elements left out.
+TEST(DroppedElements, ATailPastAPowerOfTwoLeftOutIsCaughtByRampsSortedRowsHalvesAndOutliers) {
+  const Shape ninth{131072 + 16384 + 3, 1}, third{98304 + 1, 1};
+  ExpectCaught("drop_past_power_of_two", "ramp",
+               {{3, 1}, {7, 1}, {100, 1}, {768, 1}, third, ninth});
+  ExpectCaught("drop_past_power_of_two", "sorted_rows", {{7, 1}, {768, 1}, third, ninth});
+  ExpectCaught("drop_past_power_of_two", "two_halves", {{7, 1}, {768, 1}, third, ninth});
+  ExpectCaught("drop_past_power_of_two", "one_outlier",
+               {{3, 2}, {7, 2}, {100, 2}, {4099, 2}, kPast17});
+  ExpectMissed("drop_past_power_of_two", "standard_normal", {ninth, kPast17});
+}
+
+// The first 256 elements counted twice reweigh a 512th of a long iid row,
+// below the bound; an outlier first is counted twice and doubles the variance.
+TEST(DroppedElements, AFirstChunkCountedTwiceIsCaughtByAnOutlierFirstAtEveryDPastIt) {
+  ExpectCaught("double_first_chunk", "one_outlier",
+               {{257, 1}, {300, 1}, {768, 1}, {4099, 1}, kPast16, kPast17});
+  ExpectCaught("double_first_chunk", "ramp", {{300, 1}, {768, 1}, {4099, 1}, {65536 + 17, 1}});
+  ExpectCaught("double_first_chunk", "sorted_rows",
+               {{300, 1}, {768, 1}, {4099, 1}, {65536 + 17, 1}, {131072 + 16384 + 3, 1}});
+  ExpectCaught("double_first_chunk", "two_halves", {{300, 1}, {768, 1}, {4099, 1}, {16387, 1}});
+  ExpectMissed("double_first_chunk", "standard_normal", {kPast16, kPast17});
+  // Up to one chunk every element is counted twice: the same statistics, no bug.
+  ExpectMissed("double_first_chunk", "one_outlier", {{7, 1}, {64, 1}, {256, 1}});
+}
+
+// A row normalized with its neighbour's statistics is off by how much they
+// differ: a factor 2 in rstd on rows_differ, sampling noise on iid rows; and
+// only odd batches of 3 or more have such a row.
+TEST(DroppedElements, AnOddLastRowGivenThePreviousRowsStatisticsIsCaughtByRowsThatDiffer) {
+  for (std::int64_t rows : {3, 5, 7, 9}) {
+    ExpectCaught("odd_last_row", "rows_differ", {{1, rows}, {7, rows}, {64, rows}, {768, rows}});
+  }
+  ExpectCaught("odd_last_row", "rows_differ", {{4099, 3}, {65536 + 17, 3}});
+  ExpectMissed("odd_last_row", "rows_differ", {{64, 1}, {64, 2}, {64, 4}, {64, 8}, {4099, 4}});
+  // standard_normal at the batch sizes ln_check ran it at (even), and odd
+  // batches of long iid rows.
+  ExpectMissed("odd_last_row", "standard_normal",
+               {{7, 8}, {64, 8}, {768, 4}, {131072 + 16384 + 3, 3}});
 }
 
 }  // namespace

@@ -126,6 +126,8 @@ rc::Gen<Case> Input(const KernelGroup& g, const InputSpec& spec);
 // gamma and beta for a case (beta stays empty for RMSNorm).
 void SetAffine(Case* c, Affine mode, const std::vector<double>& gamma,
                const std::vector<double>& beta);
+// Drawn gamma and beta: mostly O(1), sometimes +-0 and subnormals, and in
+// one case of 16 one element of +inf or -inf (y then follows IEEE arithmetic).
 rc::Gen<std::vector<double>> GammaValues(FloatFormat f, std::int64_t d);
 rc::Gen<std::vector<double>> BetaValues(FloatFormat f, std::int64_t d);
 rc::Gen<std::vector<double>> DyValues(FloatFormat f, std::int64_t n);

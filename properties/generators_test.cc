@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <set>
+#include <utility>
 
 #include "harness/formats.h"
 
@@ -87,6 +88,44 @@ TEST(Generators, FloatValuesReachTheSmallestSubnormalAndTheLargestFinite) {
     reached = std::fabs(FloatValue(f, f.emax, f.emax)(rc::Random(i + 1), 100).value()) == MaxFinite(f);
   }
   EXPECT_TRUE(reached);
+}
+
+// gamma and beta reach the values where the affine step's IEEE details live.
+TEST(Generators, GammaAndBetaReachSignedZerosAndSubnormals) {
+  for (const FloatFormat f : {kBinary32, kBfloat16, kBinary16}) {
+    for (const auto& [name, gen] :
+         {std::pair{"gamma", GammaValues(f, 64)}, std::pair{"beta", BetaValues(f, 64)}}) {
+      bool negative_zero = false, subnormal = false;
+      for (int i = 0; i < 20; ++i) {
+        for (double v : gen(rc::Random(static_cast<std::uint64_t>(i) + 1), 100).value()) {
+          negative_zero |= v == 0 && std::signbit(v);
+          subnormal |= v != 0 && std::fabs(v) < std::ldexp(1.0, f.emin);
+        }
+      }
+      EXPECT_TRUE(negative_zero) << name;
+      EXPECT_TRUE(subnormal) << name;
+    }
+  }
+}
+
+// Now and then one element of gamma or beta is infinite, never more than one.
+TEST(Generators, GammaAndBetaAreSometimesInfiniteInOneElement) {
+  for (const auto& [name, gen] : {std::pair{"gamma", GammaValues(kBinary32, 64)},
+                                  std::pair{"beta", BetaValues(kBinary32, 64)}}) {
+    int with_inf = 0;
+    bool plus = false, minus = false;
+    for (int i = 0; i < 400; ++i) {
+      const std::vector<double> v = gen(rc::Random(static_cast<std::uint64_t>(i) + 1), 100).value();
+      const auto infinite =
+          std::count_if(v.begin(), v.end(), [](double x) { return std::isinf(x); });
+      EXPECT_LE(infinite, 1) << name;
+      with_inf += infinite > 0;
+      plus |= std::find(v.begin(), v.end(), INFINITY) != v.end();
+      minus |= std::find(v.begin(), v.end(), -INFINITY) != v.end();
+    }
+    EXPECT_TRUE(plus && minus) << name;
+    EXPECT_LT(with_inf, 400 / 4) << name;  // rare: most cases keep every output finite
+  }
 }
 
 }  // namespace

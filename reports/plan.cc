@@ -1,6 +1,8 @@
 #include "reports/plan.h"
 
 #include <algorithm>
+#include <string>
+#include <utility>
 
 #include "harness/families.h"
 
@@ -11,6 +13,40 @@ namespace {
 // at the largest d, at most `cap` elements per case otherwise.
 std::int64_t SweepRows(std::int64_t d, std::int64_t max_rows, std::int64_t cap) {
   return std::clamp<std::int64_t>(cap / d, 1, max_rows);
+}
+
+// The families built to expose dropped, repeated and mixed-up elements
+// (harness/families.cc).
+bool IsDroppedElementFamily(const std::string& name) {
+  return name == "ramp" || name == "sorted_rows" || name == "one_outlier" || name == "two_halves" ||
+         name == "rows_differ";
+}
+
+// Their shapes, as ln_check's (harness/check.cc, BudgetPlan): long ramps
+// whose tail past a power of two is a sizeable part of the row, one outlier
+// past the first 256-element chunk and past 2^16 and 2^17, rows_differ in
+// odd and even batches. The long rows are in the full budget only: with
+// the backward that every report case has, each costs seconds per group.
+void AppendDroppedElementItems(const std::string& name, Budget budget, std::uint64_t seed,
+                               std::vector<PlanItem>* plan) {
+  using Shape = std::pair<std::int64_t, std::int64_t>;  // d, rows
+  const bool quick = budget == Budget::kQuick;
+  std::vector<Shape> shapes;
+  if (name == "ramp") {
+    shapes = quick ? std::vector<Shape>{{7, 5}, {64, 8}}
+                   : std::vector<Shape>{
+                         {7, 16}, {64, 16}, {768, 16}, {98304 + 1, 2}, {131072 + 16384 + 3, 2}};
+  } else if (name == "one_outlier") {
+    shapes = quick ? std::vector<Shape>{{64, 6}, {4099, 3}}
+                   : std::vector<Shape>{{7, 15},   {64, 15},        {768, 6},
+                                        {4099, 3}, {65536 + 17, 2}, {131072 + 3, 2}};
+  } else if (name == "rows_differ") {
+    shapes = quick ? std::vector<Shape>{{64, 7}, {64, 8}}
+                   : std::vector<Shape>{{7, 15}, {7, 16}, {64, 15}, {64, 16}, {768, 7}, {768, 8}};
+  } else {  // sorted_rows, two_halves
+    shapes = quick ? std::vector<Shape>{{64, 8}} : std::vector<Shape>{{7, 16}, {64, 16}, {768, 16}};
+  }
+  for (const auto& [d, rows] : shapes) plan->push_back({name, d, rows, seed, 0, 0, kRoleNone});
 }
 
 }  // namespace
@@ -56,7 +92,9 @@ std::vector<PlanItem> ReportPlan(Budget budget) {
           name == "standard_normal") {
         continue;
       }
-      if (name == "large_d") {
+      if (IsDroppedElementFamily(name)) {
+        AppendDroppedElementItems(name, budget, s, &plan);
+      } else if (name == "large_d") {
         plan.push_back({name, 64, 2, s, quick ? 4099 : 65536 + 17, 0, kRoleNone});
       } else if (name == "many_rows") {
         // The oracle groups dgamma's rows by equal q pairwise, so its cost

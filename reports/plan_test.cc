@@ -43,6 +43,23 @@ TEST(ReportPlan, KappaAndMagnitudeChartsComeFromTheFamiliesThatSweepThem) {
   }
 }
 
+// rows_differ catches a row given its neighbour's statistics only in an odd
+// batch, so both budgets run odd and even ones; the full budget also runs
+// the long ramps and outliers (past 2^16 and 2^17).
+TEST(ReportPlan, RowsDifferRunInOddAndEvenBatchesAndTheFullBudgetHasLongRamps) {
+  for (Budget b : {Budget::kQuick, Budget::kFull}) {
+    bool odd = false, even = false, long_ramp = false;
+    for (const PlanItem& p : ReportPlan(b)) {
+      odd |= p.family == "rows_differ" && p.rows >= 3 && p.rows % 2 == 1;
+      even |= p.family == "rows_differ" && p.rows % 2 == 0;
+      long_ramp |= p.family == "ramp" && p.d > 131072;
+    }
+    EXPECT_TRUE(odd) << BudgetName(b);
+    EXPECT_TRUE(even) << BudgetName(b);
+    EXPECT_EQ(long_ramp, b == Budget::kFull) << BudgetName(b);
+  }
+}
+
 TEST(ReportPlan, TheFullBudgetMeasuresMoreThanTheQuickOne) {
   EXPECT_GT(ReportPlan(Budget::kFull).size(), 2 * ReportPlan(Budget::kQuick).size());
 }

@@ -22,8 +22,21 @@ namespace lnv::broken {
 inline constexpr int kOk = 0;
 inline constexpr int kInvalidArgs = 1;
 
+// A block of consecutive elements, [begin, end).
+struct Span {
+  std::int64_t begin = 0;
+  std::int64_t end = 0;
+};
+
 // The correct steps; a broken kernel's policy derives from this and hides one.
 struct Correct {
+  // The elements of an n-element reduction that the statistics see, block
+  // by block; the mean and the variance divide by the total count of what
+  // they see, so a dropped or repeated block leaves iid rows' statistics
+  // nearly unchanged (the bugs this imitates keep their counts consistent).
+  static std::vector<Span> Seen(std::int64_t n) { return {{0, n}}; }
+  // The row whose statistics row r of a rows-row batch is normalized with.
+  static std::int64_t StatisticsRow(std::int64_t r, std::int64_t /*rows*/) { return r; }
   // The biased variance: the sum of squared deviations over n.
   static float Variance(float m2, std::int64_t n) { return m2 / static_cast<float>(n); }
   static float Rstd(float var, float eps) { return 1.0f / std::sqrt(var + eps); }
@@ -31,18 +44,26 @@ struct Correct {
   static constexpr bool kStatisticsOverBatch = false;
 };
 
-// Two-pass mean and variance of n consecutive elements from `begin`.
+// Two-pass mean and variance of n consecutive elements from `begin` (of
+// those the policy sees).
 template <DType kX, typename Policy>
 std::pair<float, float> TwoPassStats(const void* x, std::int64_t begin, std::int64_t n) {
+  const std::vector<Span> seen = Policy::Seen(n);
+  std::int64_t count = 0;
   float s = 0.0f;
-  for (std::int64_t i = 0; i < n; ++i) s = s + LoadAsFloat(x, kX, begin + i);
-  const float mean = s / static_cast<float>(n);
-  float m2 = 0.0f;
-  for (std::int64_t i = 0; i < n; ++i) {
-    const float dev = LoadAsFloat(x, kX, begin + i) - mean;
-    m2 = m2 + dev * dev;
+  for (const Span& b : seen) {
+    for (std::int64_t i = b.begin; i < b.end; ++i) s = s + LoadAsFloat(x, kX, begin + i);
+    count += b.end - b.begin;
   }
-  return {mean, Policy::Variance(m2, n)};
+  const float mean = s / static_cast<float>(count);
+  float m2 = 0.0f;
+  for (const Span& b : seen) {
+    for (std::int64_t i = b.begin; i < b.end; ++i) {
+      const float dev = LoadAsFloat(x, kX, begin + i) - mean;
+      m2 = m2 + dev * dev;
+    }
+  }
+  return {mean, Policy::Variance(m2, count)};
 }
 
 template <DType kX, typename Policy>
@@ -57,8 +78,9 @@ int Forward(const ForwardArgs* a) {
   }
   for (std::int64_t r = 0; r < a->rows; ++r) {
     const std::int64_t off = r * d;
+    const std::int64_t stats_off = Policy::StatisticsRow(r, a->rows) * d;
     const auto [mean, var] =
-        Policy::kStatisticsOverBatch ? batch : TwoPassStats<kX, Policy>(a->x, off, d);
+        Policy::kStatisticsOverBatch ? batch : TwoPassStats<kX, Policy>(a->x, stats_off, d);
     const float rstd = Policy::Rstd(var, a->eps);
     for (std::int64_t i = 0; i < d; ++i) {
       const float xhat = (LoadAsFloat(a->x, kX, off + i) - mean) * rstd;

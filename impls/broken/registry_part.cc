@@ -5,9 +5,13 @@
 #include <string>
 
 #include "impls/broken/batch_statistics.h"
+#include "impls/broken/double_first_chunk.h"
+#include "impls/broken/drop_last_element.h"
+#include "impls/broken/drop_past_power_of_two.h"
 #include "impls/broken/dx_without_xhat_term.h"
 #include "impls/broken/eps_in_half.h"
 #include "impls/broken/eps_outside_sqrt.h"
+#include "impls/broken/odd_last_row.h"
 #include "impls/broken/unbiased_variance.h"
 #include "impls/cpu/valid_range.h"
 #include "impls/registry_parts.h"
@@ -49,6 +53,18 @@ void AppendBrokenImpls(std::vector<ImplInfo>* impls) {
                           &broken::BatchStatisticsBackward, "impls/broken/batch_statistics.h"));
   impls->push_back(Broken("eps_in_half", DType::kF16, &broken::EpsInHalfForward,
                           &broken::EpsInHalfBackward, "impls/broken/eps_in_half.h"));
+  // Elements dropped or repeated, rows mixed up: the input families with
+  // structure along the row and across rows (ramp, one_outlier, rows_differ,
+  // ...) must catch them where iid rows cannot.
+  impls->push_back(Broken("drop_last_element", DType::kF32, &broken::DropLastElementForward,
+                          &broken::DropLastElementBackward, "impls/broken/drop_last_element.h"));
+  impls->push_back(Broken("drop_past_power_of_two", DType::kF32, &broken::DropPastPowerOfTwoForward,
+                          &broken::DropPastPowerOfTwoBackward,
+                          "impls/broken/drop_past_power_of_two.h"));
+  impls->push_back(Broken("double_first_chunk", DType::kF32, &broken::DoubleFirstChunkForward,
+                          &broken::DoubleFirstChunkBackward, "impls/broken/double_first_chunk.h"));
+  impls->push_back(Broken("odd_last_row", DType::kF32, &broken::OddLastRowForward,
+                          &broken::OddLastRowBackward, "impls/broken/odd_last_row.h"));
 }
 
 }  // namespace lnv

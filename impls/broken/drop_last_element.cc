@@ -1,0 +1,19 @@
+#include "impls/broken/drop_last_element.h"
+
+#include "impls/broken/broken_common.h"
+
+namespace lnv::broken {
+namespace {
+
+struct Policy : Correct {
+  static std::vector<Span> Seen(std::int64_t n) { return {{0, n > 1 ? n - 1 : n}}; }
+};
+
+}  // namespace
+
+int DropLastElementForward(const ForwardArgs* args) { return Forward<DType::kF32, Policy>(args); }
+int DropLastElementBackward(const BackwardArgs* args) {
+  return Backward<DType::kF32, Policy>(args);
+}
+
+}  // namespace lnv::broken

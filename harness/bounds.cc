@@ -294,12 +294,30 @@ BoundModel ModelFor(const ImplInfo& impl) {
 double Gamma(const BoundModel& model, double k) {
   if (k <= 0) return 0.0;
   const double u = UnitRoundoff(model.acc);
+  const double ku = k * u;
+  const double worst = ku < 1 ? ku / (1 - ku) : kInf;  // ASNA Lemma 3.1 needs k u < 1
   if (model.probabilistic) {
     // Higham & Mary 2019: gamma~_k(lambda) = exp(lambda sqrt(k) u + k u^2/(1-u)) - 1.
-    return std::expm1(model.lambda * std::sqrt(k) * u + k * u * u / (1 - u));
+    return std::min(worst, std::expm1(model.lambda * std::sqrt(k) * u + k * u * u / (1 - u)));
   }
-  const double ku = k * u;
-  return ku < 1 ? ku / (1 - ku) : kInf;  // ASNA Lemma 3.1 needs k u < 1
+  return worst;
+}
+
+double TypicalUses(std::int64_t rows, std::int64_t d) {
+  const double per_row = 4.0 * static_cast<double>(d) + 32.0;
+  return static_cast<double>(std::max<std::int64_t>(rows, 1)) * (per_row + 1.0);
+}
+
+double TypicalLambda(const BoundModel& model, std::int64_t rows, std::int64_t d) {
+  const double u = U(model);
+  const double ratio = 2 * kTypicalNightElements * TypicalUses(rows, d) / kTypicalFalseAlarms;
+  return std::sqrt(2 * std::log(ratio)) / (1 - u);
+}
+
+BoundModel TypicalModel(BoundModel model, std::int64_t rows, std::int64_t d) {
+  model.lambda = TypicalLambda(model, rows, d);
+  model.probabilistic = true;
+  return model;
 }
 
 std::int64_t ChainLength(const BoundModel& model, std::int64_t n) {

@@ -83,6 +83,36 @@ TEST(Bounds, TheProbabilisticGammaGrowsLikeSqrtK) {
   EXPECT_LT(Gamma(m, 1e4), Gamma(det, 1e4) / 50);
 }
 
+// The probabilistic form is larger than the worst case for small k (lambda
+// sqrt(k) > k): Gamma takes the smaller, since the worst case always holds.
+TEST(Bounds, TheProbabilisticGammaNeverExceedsTheWorstCase) {
+  BoundModel m = F32Model(Algorithm::kTwoPass);
+  m.probabilistic = true;
+  m.lambda = 9.0;
+  const BoundModel det = F32Model(Algorithm::kTwoPass);
+  EXPECT_DOUBLE_EQ(Gamma(m, 2), Gamma(det, 2));  // 9 sqrt(2) u > 2 u
+  EXPECT_LT(Gamma(m, 4096), Gamma(det, 4096));   // 9 * 64 u < 4096 u
+}
+
+// lambda = sqrt(2 ln(2 N uses / F)) / (1 - u) is exactly where the union
+// bound N uses 2 exp(-lambda^2 (1-u)^2 / 2) equals the false-alarm budget F.
+TEST(Bounds, TheTypicalLambdaSpendsExactlyTheFalseAlarmBudget) {
+  const BoundModel m = F32Model(Algorithm::kTwoPass);
+  for (const auto& [rows, d] : {std::pair<std::int64_t, std::int64_t>{8, 64}, {4, 4096},
+                                {1, 147459}, {65536, 64}}) {
+    const double lambda = TypicalLambda(m, rows, d);
+    const double l1 = lambda * (1 - kU32);
+    const double expected = kTypicalNightElements * TypicalUses(rows, d) * 2 * std::exp(-l1 * l1 / 2);
+    EXPECT_NEAR(expected / kTypicalFalseAlarms, 1.0, 1e-9) << rows << " x " << d;
+    EXPECT_GT(lambda, 8.0);  // far out in the tail: no false alarm in a night
+    EXPECT_LT(lambda, 12.0);
+  }
+  EXPECT_EQ(TypicalUses(2, 10), 2 * (4 * 10 + 32 + 1));
+  const BoundModel t = TypicalModel(m, 4, 4096);
+  EXPECT_TRUE(t.probabilistic);
+  EXPECT_EQ(t.lambda, TypicalLambda(m, 4, 4096));
+}
+
 TEST(Bounds, ChainLengthIsDMinusOneSerialAndChunkPlusLogPartsForATree) {
   BoundModel m = F32Model(Algorithm::kTwoPass);
   EXPECT_EQ(ChainLength(m, 1), 0);

@@ -82,9 +82,13 @@ bool MeetsExpectation(ImplStatus status, bool any_failure) {
 }
 
 // The runner for a kernel: plugin kernels go through the isolator, if any.
-JudgeOptions OptionsFor(const ImplInfo& impl, Isolator* isolator) {
+// How `impl` is judged on a case of `family`: in a child process for a
+// plugin, and with the statistical tier where the family's data is random.
+JudgeOptions OptionsFor(const ImplInfo& impl, Isolator* isolator, std::string_view family,
+                        TypicalTier typical) {
   JudgeOptions jo;
   if (isolator != nullptr && IsPluginImpl(impl)) jo.runner = isolator;
+  jo.typical = TypicalTierFor(impl, family, typical);
   return jo;
 }
 
@@ -377,7 +381,7 @@ CheckResult RunCheck(const CheckOptions& opt, std::ostream& out) {
       for (std::size_t k : members) {
         const ImplInfo& impl = *impls[k];
         c.kernel = impl.name;
-        const JudgeOptions jo = OptionsFor(impl, isolator.get());
+        const JudgeOptions jo = OptionsFor(impl, isolator.get(), run.family, opt.typical);
         const Judgement j = JudgeWithReference(impl, c, ref, jo);
         KernelSummary& s = result.kernels[k];
         ++s.cases;
@@ -393,6 +397,7 @@ CheckResult RunCheck(const CheckOptions& opt, std::ostream& out) {
           }
           s.unclaimed += o.unclaimed;
           s.out_of_range += o.out_of_range;
+          s.beyond_typical += o.beyond_typical;
           s.undecided += o.undecided;
           if (IsRandomDataFamily(run.family)) {
             s.random_count[static_cast<int>(o.output)] += o.count;
@@ -482,6 +487,13 @@ CheckResult RunCheck(const CheckOptions& opt, std::ostream& out) {
         << "\"no claim\" column is the largest share of an output on the random-data families)\n";
   }
   for (const KernelSummary& s : result.kernels) {
+    if (s.beyond_typical == 0 || s.status == ImplStatus::kNegativeControl) continue;
+    out << "  " << s.name << ": " << s.beyond_typical << " element(s) beyond the typical bound "
+        << "(statistical tier" << (opt.typical == TypicalTier::kFail &&
+                                   s.status == ImplStatus::kClaimsBound ? ")" : ", reported only)")
+        << "\n";
+  }
+  for (const KernelSummary& s : result.kernels) {
     if (s.ok) continue;
     out << "  " << s.name << ": "
         << (s.status == ImplStatus::kNegativeControl ? "negative control NOT caught"
@@ -514,7 +526,9 @@ int ReplayCase(const std::string& path, const std::vector<ImplInfo>& impls, std:
     return 2;
   }
   const std::unique_ptr<Isolator> isolator = MakeIsolator({impl}, true, timeout_seconds, err);
-  JudgeOptions jo = OptionsFor(*impl, isolator.get());
+  // The tier the run that wrote the case applied (a beyond_typical finding
+  // replays as one); --typical=report runs write no case for it.
+  JudgeOptions jo = OptionsFor(*impl, isolator.get(), c.provenance.family, TypicalTier::kFail);
   jo.keep_elements = true;
   const Judgement j = Judge(*impl, c, jo);
   out << "case    " << path << "\nkernel  " << impl->name << " (" << StatusName(impl->status)
@@ -588,6 +602,10 @@ std::string CheckUsage() {
          "                     exporting lnv_plugin_get, impls/plugin/lnv_plugin.h);\n"
          "                     repeatable, after those in LNV_PLUGINS (colon-separated)\n"
          "  --timeout S        seconds a plugin kernel call may take (default 60)\n"
+         "  --typical T        the statistical tier on the random-data families: fail\n"
+         "                     (default: an error beyond Higham & Mary's probabilistic\n"
+         "                     bound is a finding, beyond_typical), report (counted and\n"
+         "                     printed only), or off\n"
          "  --no-isolation     run plugin kernels in this process (for a debugger)\n"
          "  --baselines DIR    the observed kernels' baselines (default: the source\n"
          "                     tree's impls/thirdparty/baselines)\n"
@@ -684,6 +702,12 @@ int ParseCheckArgs(const std::vector<std::string>& args, CheckOptions* o, bool* 
       if (!take(&o->baselines_dir)) return 2;
     } else if (a == "--write-baselines") {
       o->write_baselines = true;
+    } else if (a == "--typical") {
+      if (!take(&v)) return 2;
+      if (!ParseTypicalTier(v, &o->typical)) {
+        *error = "--typical: want fail, report or off, got '" + v + "'";
+        return 2;
+      }
     } else {
       *error = "unknown argument '" + args[i] + "'";
       return 2;

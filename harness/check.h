@@ -43,6 +43,8 @@ struct CheckOptions {
   double timeout_seconds = 60;   // per plugin kernel call
   std::string baselines_dir;     // "": DefaultBaselinesDir() (harness/baseline.h)
   bool write_baselines = false;  // record this run's findings instead of comparing
+  // The statistical tier on the random-data families (TypicalTierFor).
+  TypicalTier typical = TypicalTier::kFail;
 };
 
 // One planned run: a family with the shape parameters of the budget.
@@ -70,6 +72,7 @@ struct KernelSummary {
   std::string first_failure;         // "family: summary" of the first failing case
   std::int64_t unclaimed = 0;        // elements in range whose bound was +inf (no claim)
   std::int64_t out_of_range = 0;     // elements outside the claimed range
+  std::int64_t beyond_typical = 0;   // elements beyond the statistical tier's bound
   std::int64_t undecided = 0;
   // Per output (indexed by Output), over the random-data families
   // (IsRandomDataFamily): elements judged, and those judged without a claim

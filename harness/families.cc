@@ -501,8 +501,11 @@ const Family* FindFamily(std::string_view name) {
 }
 
 bool IsRandomDataFamily(std::string_view name) {
-  return name == "standard_normal" || name == "heavy_tails" || name == "large_d" ||
-         name == "many_rows";
+  for (std::string_view random : {"standard_normal", "heavy_tails", "large_d", "many_rows", "ramp",
+                                   "sorted_rows", "one_outlier", "two_halves", "rows_differ"}) {
+    if (name == random) return true;
+  }
+  return false;
 }
 
 Case GenerateCase(const Family& family, const FamilyParams& p) {

@@ -45,9 +45,11 @@ const Family* FindFamily(std::string_view name);
 Case GenerateCase(const Family& family, const FamilyParams& p);
 
 // Families of random data, whose rows are typical of real activations rather
-// than built to be adversarial: standard_normal, heavy_tails, large_d and
-// many_rows. A claims_bound kernel must hold a claim on (nearly) every element
-// there (kMaxUnclaimedFraction, harness/bounds.h).
+// than built to be adversarial: standard_normal, heavy_tails, large_d,
+// many_rows, and the structured random rows ramp, sorted_rows, one_outlier,
+// two_halves and rows_differ (not large_mean: its narrow-dtype rows collapse
+// into near-constant ones). A claims_bound kernel must hold a claim on
+// (nearly) every element there (kMaxUnclaimedFraction, harness/bounds.h).
 bool IsRandomDataFamily(std::string_view name);
 
 // The seed a family actually draws from: the user's seed mixed with the

@@ -7,6 +7,7 @@
 #include <type_traits>
 #include <utility>
 
+#include "harness/families.h"
 #include "harness/formats.h"
 #include "harness/isolate.h"
 #include "impls/dtype.h"
@@ -47,6 +48,7 @@ class OutputAccumulator {
     if (std::isinf(e.bound) && e.verdict != Verdict::kOutOfRange) ++o.unclaimed;
     if (e.verdict == Verdict::kOracleUndecided) ++o.undecided;
     if (e.verdict == Verdict::kOutOfRange) ++o.out_of_range;
+    if (e.beyond_typical) ++o.beyond_typical;
     if (std::isfinite(e.error)) {
       o.max_ulp = std::max(o.max_ulp, e.ulps);
       o.max_bound_use = std::max(o.max_bound_use, e.bound_use);
@@ -113,6 +115,19 @@ bool CallKernel(const ImplInfo& impl, const Args& args, const JudgeOptions& opt,
   }
   j->message = std::string(which) + " " + r.message;
   return false;
+}
+
+// The statistical tier on an element the deterministic tier has judged: only
+// a pass with a finite error can be beyond the typical bound.
+ElementResult WithTypical(ElementResult e, double typical_bound, TypicalTier tier) {
+  if (tier == TypicalTier::kOff) return e;
+  e.typical_bound = typical_bound;
+  if (e.verdict != Verdict::kPass || !std::isfinite(e.error) || !(e.error > typical_bound)) {
+    return e;
+  }
+  e.beyond_typical = true;
+  if (tier == TypicalTier::kFail) e.verdict = Verdict::kBeyondTypical;
+  return e;
 }
 
 void StartOutput(Judgement* j, Output o, FloatFormat f) {
@@ -210,6 +225,8 @@ std::string_view VerdictName(Verdict v) {
       return "out_of_range";
     case Verdict::kOracleUndecided:
       return "oracle_undecided";
+    case Verdict::kBeyondTypical:
+      return "beyond_typical";
     case Verdict::kBoundExceeded:
       return "bound_exceeded";
     case Verdict::kNotFinite:
@@ -229,7 +246,8 @@ std::string_view VerdictName(Verdict v) {
 }
 
 bool IsFailure(Verdict v) {
-  return v == Verdict::kBoundExceeded || v == Verdict::kNotFinite || v == Verdict::kNanMismatch ||
+  return v == Verdict::kBeyondTypical || v == Verdict::kBoundExceeded ||
+         v == Verdict::kNotFinite || v == Verdict::kNanMismatch ||
          v == Verdict::kKernelError || v == Verdict::kCrashed || v == Verdict::kTimedOut ||
          v == Verdict::kBufferOverrun;
 }
@@ -250,6 +268,22 @@ std::string_view OutputName(Output o) {
       return "dbeta";
   }
   return "?";
+}
+
+TypicalTier TypicalTierFor(const ImplInfo& impl, std::string_view family, TypicalTier requested) {
+  if (!IsRandomDataFamily(family)) return TypicalTier::kOff;
+  if (impl.status == ImplStatus::kObserved && requested != TypicalTier::kOff) {
+    return TypicalTier::kReport;
+  }
+  return requested;
+}
+
+bool ParseTypicalTier(std::string_view word, TypicalTier* tier) {
+  if (word == "fail") *tier = TypicalTier::kFail;
+  else if (word == "report") *tier = TypicalTier::kReport;
+  else if (word == "off") *tier = TypicalTier::kOff;
+  else return false;
+  return true;
 }
 
 Reference ComputeReference(const Case& c, const OracleOptions& o) {
@@ -320,6 +354,14 @@ Judgement JudgeWithReference(const ImplInfo& impl, const Case& c, const Referenc
 
   std::vector<RowBound> rb;
   for (std::int64_t r = 0; r < rows; ++r) rb.push_back(ForwardRowBound(model, ref.rows[r]));
+  // The statistical tier: the same formulas under the probabilistic model.
+  const TypicalTier tier = opt.typical;
+  const bool typical = tier != TypicalTier::kOff;
+  const BoundModel tmodel = TypicalModel(model, rows, d);
+  std::vector<RowBound> rbt;
+  for (std::int64_t r = 0; typical && r < rows; ++r) {
+    rbt.push_back(ForwardRowBound(tmodel, ref.rows[r]));
+  }
   // Rows outside the claimed range (RowInClaimedRange, bounds.h): finite, with
   // sum x^2 > max_row_sumsq, or ill-conditioned for the kernel's algorithm.
   std::vector<bool> in_range(static_cast<std::size_t>(rows));
@@ -368,8 +410,10 @@ Judgement JudgeWithReference(const ImplInfo& impl, const Case& c, const Referenc
         const ElementInput ein{ref.forward.xhat[idx], c.gamma.empty() ? 1.0 : c.gamma[i],
                                layer && !c.beta.empty() ? c.beta[i] : 0.0, ev.hi + ev.lo};
         const double b = ForwardElementBound(model, ref.rows[r], rb[r], ein);
-        acc.Add(JudgeElement(idx, LoadAsDouble(y.data(), c.dtype, idx), ev, b, out_f, in_range[r],
-                             undefined[r]));
+        const double bt = typical ? ForwardElementBound(tmodel, ref.rows[r], rbt[r], ein) : kInf;
+        acc.Add(WithTypical(JudgeElement(idx, LoadAsDouble(y.data(), c.dtype, idx), ev, b, out_f,
+                                         in_range[r], undefined[r]),
+                            bt, tier));
       }
     }
   }
@@ -377,16 +421,18 @@ Judgement JudgeWithReference(const ImplInfo& impl, const Case& c, const Referenc
     StartOutput(&j, Output::kMean, kBinary32);
     OutputAccumulator acc(&j[Output::kMean], opt.keep_elements);
     for (std::int64_t r = 0; r < rows; ++r) {
-      acc.Add(JudgeElement(r, mean[r], ref.forward.mean[r], rb[r].mean, kBinary32, in_range[r],
-                           undefined[r]));
+      acc.Add(WithTypical(JudgeElement(r, mean[r], ref.forward.mean[r], rb[r].mean, kBinary32,
+                                       in_range[r], undefined[r]),
+                          typical ? rbt[r].mean : kInf, tier));
     }
   }
   {
     StartOutput(&j, Output::kRstd, kBinary32);
     OutputAccumulator acc(&j[Output::kRstd], opt.keep_elements);
     for (std::int64_t r = 0; r < rows; ++r) {
-      acc.Add(JudgeElement(r, rstd[r], ref.forward.rstd[r], rb[r].rstd, kBinary32, in_range[r],
-                           undefined[r]));
+      acc.Add(WithTypical(JudgeElement(r, rstd[r], ref.forward.rstd[r], rb[r].rstd, kBinary32,
+                                       in_range[r], undefined[r]),
+                          typical ? rbt[r].rstd : kInf, tier));
     }
   }
 
@@ -415,9 +461,12 @@ Judgement JudgeWithReference(const ImplInfo& impl, const Case& c, const Referenc
       return j;
     }
     const OracleBackwardResult& bw = *ref.backward;
-    std::vector<BackwardRowBound> bb;
+    std::vector<BackwardRowBound> bb, bbt;
     for (std::int64_t r = 0; r < rows; ++r) {
       bb.push_back(BackwardRowBoundFor(model, ref.rows[r], rb[r], ref.backward_rows[r]));
+      if (typical) {
+        bbt.push_back(BackwardRowBoundFor(tmodel, ref.rows[r], rbt[r], ref.backward_rows[r]));
+      }
     }
     // The backward's claimed range (ImplInfo::max_backward_weight): each
     // row's weight sum |dy gamma| (1 + |xhat|) and each column's weight
@@ -444,16 +493,21 @@ Judgement JudgeWithReference(const ImplInfo& impl, const Case& c, const Referenc
           const std::int64_t idx = r * d + i;
           const ExactValue& ev = bw.dx[idx];
           const double g = c.dy[idx] * (c.gamma.empty() ? 1.0 : c.gamma[i]);
-          const double b = DxElementBound(model, ref.rows[r], ref.backward_rows[r], bb[r],
-                                          {ref.forward.xhat[idx], g, ev.hi + ev.lo});
-          acc.Add(JudgeElement(idx, LoadAsDouble(dx.data(), c.dtype, idx), ev, b, out_f,
-                               bw_in_range[r], undefined[r]));
+          const DxElementInput ein{ref.forward.xhat[idx], g, ev.hi + ev.lo};
+          const double b = DxElementBound(model, ref.rows[r], ref.backward_rows[r], bb[r], ein);
+          const double bt =
+              typical ? DxElementBound(tmodel, ref.rows[r], ref.backward_rows[r], bbt[r], ein)
+                      : kInf;
+          acc.Add(WithTypical(JudgeElement(idx, LoadAsDouble(dx.data(), c.dtype, idx), ev, b,
+                                           out_f, bw_in_range[r], undefined[r]),
+                              bt, tier));
         }
       }
     }
     // A column sums every row: it is in range only when every row is.
     const bool all_in_range = j.rows_out_of_range == 0;
     std::vector<ColumnInput> cols(static_cast<std::size_t>(d));
+    std::vector<double> typical_xhat_err(typical ? static_cast<std::size_t>(d) : 0);
     for (std::int64_t i = 0; i < d; ++i) {
       ColumnInput& col = cols[i];
       col.rows = rows;
@@ -464,17 +518,27 @@ Judgement JudgeWithReference(const ImplInfo& impl, const Case& c, const Referenc
         col.sum_abs_dy_xhat += ady * std::fabs(xh);
         col.sum_abs_dy_xhat_err += ady * XhatError(bb[r], xh);
         col.sum_abs_dy += ady;
+        if (typical) typical_xhat_err[i] += ady * XhatError(bbt[r], xh);
       }
     }
+    // The same column under the statistical tier's model.
+    const auto typical_col = [&](std::int64_t i) {
+      ColumnInput col = cols[i];
+      col.sum_abs_dy_xhat_err = typical_xhat_err[i];
+      return col;
+    };
     StartOutput(&j, Output::kDgamma, param_f);
     {
       OutputAccumulator acc(&j[Output::kDgamma], opt.keep_elements);
       for (std::int64_t i = 0; i < d; ++i) {
         const ExactValue& ev = bw.dgamma[i];
         cols[i].dgamma = ev.hi + ev.lo;
-        acc.Add(JudgeElement(
-            i, LoadAsDouble(dgamma.data(), c.param_dtype, i), ev, DgammaBound(model, cols[i]),
-            param_f, all_in_range && !(col_weight[i] > impl.max_backward_weight), any_undefined));
+        acc.Add(WithTypical(
+            JudgeElement(i, LoadAsDouble(dgamma.data(), c.param_dtype, i), ev,
+                         DgammaBound(model, cols[i]), param_f,
+                         all_in_range && !(col_weight[i] > impl.max_backward_weight),
+                         any_undefined),
+            typical ? DgammaBound(tmodel, typical_col(i)) : kInf, tier));
       }
     }
     if (layer) {
@@ -485,9 +549,10 @@ Judgement JudgeWithReference(const ImplInfo& impl, const Case& c, const Referenc
         cols[i].dbeta = ev.hi + ev.lo;
         // dbeta = sum dy involves neither x nor the statistics: a row outside
         // the claimed range does not take its column out (only the weight does).
-        acc.Add(JudgeElement(i, LoadAsDouble(dbeta.data(), c.param_dtype, i), ev,
-                             DbetaBound(model, cols[i]), param_f,
-                             !(col_weight[i] > impl.max_backward_weight), false));
+        acc.Add(WithTypical(JudgeElement(i, LoadAsDouble(dbeta.data(), c.param_dtype, i), ev,
+                                         DbetaBound(model, cols[i]), param_f,
+                                         !(col_weight[i] > impl.max_backward_weight), false),
+                            typical ? DbetaBound(tmodel, typical_col(i)) : kInf, tier));
       }
     }
   }

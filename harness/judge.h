@@ -31,6 +31,7 @@
 
 #include <array>
 #include <cstdint>
+#include <limits>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -48,7 +49,11 @@ enum class Verdict {
   kPass,
   kOutOfRange,       // inputs outside the kernel's claimed range: NaN contract only
   kOracleUndecided,  // the oracle hit its precision cap: not judged
-  kBoundExceeded,    // |kernel - exact| > bound
+  // The statistical tier (harness/bounds.h, TypicalModel): within the
+  // worst-case bound, but beyond what the algorithm ever gives on random data.
+  // Only where JudgeOptions::typical is kFail (the random-data families).
+  kBeyondTypical,
+  kBoundExceeded,    // |kernel - exact| > bound (the deterministic tier)
   kNotFinite,        // finite inputs, finite exact value, kernel +-inf
   kNanMismatch,      // NaN on one side only
   kKernelError,      // the kernel returned non-zero
@@ -59,8 +64,8 @@ enum class Verdict {
   kBufferOverrun,  // touched memory outside its buffers, or wrote into an input
 };
 std::string_view VerdictName(Verdict v);
-// kBoundExceeded, kNotFinite, kNanMismatch, kKernelError and the three
-// child-process verdicts: a broken claim.
+// kBeyondTypical, kBoundExceeded, kNotFinite, kNanMismatch, kKernelError and
+// the three child-process verdicts: a broken claim.
 bool IsFailure(Verdict v);
 
 enum class Output { kY, kMean, kRstd, kDx, kDgamma, kDbeta };
@@ -76,6 +81,10 @@ struct ElementResult {
   double ulps = 0.0;       // error / ulp(exact) in the output's format
   double bound = 0.0;      // absolute bound; +inf: no claim
   double bound_use = 0.0;  // error / bound (0 when the bound is +inf)
+  // The statistical tier's bound (+inf where it is off), and whether a
+  // finite error within `bound` exceeds it.
+  double typical_bound = std::numeric_limits<double>::infinity();
+  bool beyond_typical = false;
   Verdict verdict = Verdict::kPass;
 };
 
@@ -91,6 +100,7 @@ struct OutputResult {
   std::int64_t unclaimed = 0;  // elements in the claimed range whose bound is +inf
   std::int64_t undecided = 0;
   std::int64_t out_of_range = 0;
+  std::int64_t beyond_typical = 0;  // elements beyond the statistical tier's bound
   std::vector<ElementResult> elements;  // every element, with JudgeOptions::keep_elements
 };
 
@@ -113,8 +123,22 @@ ElementResult JudgeElement(std::int64_t index, double k, const ExactValue& ev, d
 
 class KernelRunner;  // harness/isolate.h
 
+// The statistical tier: off (adversarial inputs, where its model does not
+// hold), a failure (kBeyondTypical), or counted and reported only.
+enum class TypicalTier { kOff, kFail, kReport };
+
+// The tier a case of `family` applies to `impl`: off outside the random-data
+// families (IsRandomDataFamily); counted only for observed kernels, whose
+// findings their baselines record; else `requested` (kFail by default in
+// the tools, kReport with --typical=report).
+TypicalTier TypicalTierFor(const ImplInfo& impl, std::string_view family, TypicalTier requested);
+
+// "fail" / "report" / "off" -> the tier; false for anything else.
+bool ParseTypicalTier(std::string_view word, TypicalTier* tier);
+
 struct JudgeOptions {
   bool keep_elements = false;  // fill OutputResult::elements (replay)
+  TypicalTier typical = TypicalTier::kOff;
   // Calls the kernel (e.g. in a child process); nullptr: directly, in this process.
   KernelRunner* runner = nullptr;
   BoundModel (*model_for)(const ImplInfo&) = &ModelFor;  // the bound a kernel is held to

@@ -305,6 +305,34 @@ TEST_F(JudgeTest, AcceptsAnyValueWhereTheExactResultIsZeroOverZero) {
   EXPECT_EQ(JudgeElement(0, 1.0, nan_exact, 1.0, kBinary64, true, true).verdict, Verdict::kPass);
 }
 
+// The statistical tier's negative control: statistics over the first half
+// of a row at d = 2^17 are off by ~1/sqrt(d/2), within the worst-case bound
+// (gamma_(d-1) in fp32 is about as large), so the deterministic tier passes
+// the kernel on standard_normal; beyond_typical alone catches it. A correct
+// kernel (the two-pass reference) passes both tiers on the same case.
+TEST_F(JudgeTest, TheStatisticalTierAloneCatchesStatisticsOverHalfALongRow) {
+  const ImplInfo* half = FindImpl("f32/first_half_statistics/cpu-broken");
+  const ImplInfo* ref = FindImpl("f32/two_pass/cpu-scalar");
+  ASSERT_NE(half, nullptr);
+  ASSERT_NE(ref, nullptr);
+  FamilyParams p;
+  p.d = std::int64_t{1} << 17;
+  p.rows = 2;
+  p.with_dy = false;
+  const Case c = GenerateCase(*FindFamily("standard_normal"), p);
+  JudgeOptions deterministic;
+  JudgeOptions typical;
+  typical.typical = TypicalTier::kFail;
+  const Judgement worst_case = Judge(*half, c, deterministic);
+  EXPECT_FALSE(IsFailure(worst_case.verdict)) << Summarize(worst_case);
+  const Judgement tiered = Judge(*half, c, typical);
+  EXPECT_EQ(tiered.verdict, Verdict::kBeyondTypical) << Summarize(tiered);
+  EXPECT_GT(tiered[Output::kY].beyond_typical, 0);
+  const Judgement correct = Judge(*ref, c, typical);
+  EXPECT_EQ(correct.verdict, Verdict::kPass) << Summarize(correct);
+  EXPECT_EQ(correct[Output::kY].beyond_typical, 0);
+}
+
 // fuzz/regressions/judge-no-claim-infinity.case: a constant f16 row with
 // eps = 2^-126 (rstd = 2^63), where the kernel's dx overflows to -inf for an
 // exact +0. The row's variance error bound reaches sigma^2 + eps, so it is

@@ -154,6 +154,7 @@ int Sweep(const ReportOptions &o, int argc, char **argv) {
   SweepOptions so;
   so.budget = o.budget;
   so.seed = o.seed;
+  so.typical = o.typical;
   so.jobs =
       o.jobs > 0 ? o.jobs : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   for (const ImplInfo &i : load.impls) {

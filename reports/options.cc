@@ -76,6 +76,12 @@ std::string ParseReportArgs(const std::vector<std::string>& args, ReportOptions*
         return a + ": want a whole number from 1 to 1024, got '" + v + "'";
       }
       measuring_option = true;
+    } else if (a == "--typical") {
+      if (!take(&v)) return error;
+      if (!ParseTypicalTier(v, &o->typical)) {
+        return "--typical: want fail, report or off, got '" + v + "'";
+      }
+      measuring_option = true;
     } else if (a == "--render") {
       if (!take(&o->render)) return error;
     } else if (a == "--compare") {
@@ -93,7 +99,7 @@ std::string ParseReportArgs(const std::vector<std::string>& args, ReportOptions*
 
 std::string ReportUsage() {
   return "usage: ln_report [--out DIR] [--impls GLOB] [--plugin PATH]... [--budget quick|full]\n"
-         "                 [--seed N] [--jobs N] [--quiet] [--compare OLD.json]\n"
+         "                 [--seed N] [--jobs N] [--typical T] [--quiet] [--compare OLD.json]\n"
          "       ln_report --render errors.json [--out DIR] [--compare OLD.json]\n"
          "\n"
          "Sweeps input families x kernels x dtypes x d (1 ... 65536), forward and backward,\n"
@@ -113,6 +119,9 @@ std::string ReportUsage() {
          std::to_string(kDefaultSeed) +
          "); always printed\n"
          "  --jobs N, -j N     cases judged in parallel (default: one per hardware thread)\n"
+         "  --typical T        the statistical tier on the random-data families: fail\n"
+         "                     (default; beyond Higham & Mary's probabilistic bound is a\n"
+         "                     finding, beyond_typical), report (counted only), or off\n"
          "  --quiet            no progress line on stderr\n"
          "  --render FILE      only render FILE (an errors.json) into DIR/index.html\n"
          "  --compare FILE     show what got better or worse since FILE (an older\n"

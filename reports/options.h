@@ -18,6 +18,7 @@ struct ReportOptions {
   Budget budget = Budget::kQuick;
   std::uint64_t seed = kDefaultSeed;
   int jobs = 0;  // 0: one per hardware thread
+  TypicalTier typical = TypicalTier::kFail;  // --typical: the statistical tier
   bool quiet = false;
   std::string render;   // --render FILE: render this errors.json, measure nothing
   std::string compare;  // --compare FILE: an older errors.json to compare with

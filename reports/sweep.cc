@@ -227,6 +227,7 @@ SweepResult RunSweep(const SweepOptions &opt) {
       for (std::size_t k : g.members) {
         c.kernel = impls[k].name;
         jo.runner = IsPluginImpl(impls[k]) ? opt.plugin_runner : nullptr;
+        jo.typical = TypicalTierFor(impls[k], item.family, opt.typical);
         const Judgement j = JudgeWithReference(impls[k], c, ref, jo);
         out.push_back(Measure(impls[k], c, ref, j, with_points, u.item));
       }

@@ -77,6 +77,8 @@ struct SweepOptions {
   int jobs = 1;
   std::vector<ImplInfo> impls;  // the kernels to sweep (already filtered)
   std::vector<PlanItem> plan;   // empty: ReportPlan(budget); tests pass a small one
+  // The statistical tier on the random-data families (TypicalTierFor).
+  TypicalTier typical = TypicalTier::kFail;
   // Runs plugin kernels (harness/isolate.h: a child process, so that a
   // plugin that crashes or hangs is a finding, not a dead ln_report);
   // nullptr: in this process.

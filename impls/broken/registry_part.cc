@@ -8,6 +8,7 @@
 #include "impls/broken/double_first_chunk.h"
 #include "impls/broken/drop_last_element.h"
 #include "impls/broken/drop_past_power_of_two.h"
+#include "impls/broken/first_half_statistics.h"
 #include "impls/broken/dx_without_xhat_term.h"
 #include "impls/broken/eps_in_half.h"
 #include "impls/broken/eps_outside_sqrt.h"
@@ -65,6 +66,12 @@ void AppendBrokenImpls(std::vector<ImplInfo>* impls) {
                           &broken::DoubleFirstChunkBackward, "impls/broken/double_first_chunk.h"));
   impls->push_back(Broken("odd_last_row", DType::kF32, &broken::OddLastRowForward,
                           &broken::OddLastRowBackward, "impls/broken/odd_last_row.h"));
+  // Within the worst-case bound at d ~ 2^17, beyond what any correct kernel
+  // gives on random data: the statistical tier (beyond_typical) catches it.
+  impls->push_back(Broken("first_half_statistics", DType::kF32,
+                          &broken::FirstHalfStatisticsForward,
+                          &broken::FirstHalfStatisticsBackward,
+                          "impls/broken/first_half_statistics.h"));
 }
 
 }  // namespace lnv

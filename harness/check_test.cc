@@ -304,6 +304,28 @@ TEST(Check, AKernelWithoutAClaimOnTheRandomDataFamiliesIsNotJudged) {
   EXPECT_EQ(RunCheck(o, out2).exit_code, 0) << out2.str();
 }
 
+// The statistical tier must raise no false alarm on a correct kernel: every
+// built-in claims_bound kernel, over the quick budget at seeds other than the
+// default (which the test above runs), stays within the typical bound.
+// (The note of the change that added the tier gives the 20-seed sweep.)
+TEST(Check, TheStatisticalTierRaisesNoFalseAlarmOnAnyClaimsBoundKernel) {
+  CheckOptions o;
+  for (const ImplInfo& i : AllImpls()) {
+    if (i.status == ImplStatus::kClaimsBound) o.impls.push_back(i);
+  }
+  ASSERT_FALSE(o.impls.empty());
+  o.write_cases = false;
+  for (const std::uint64_t seed : {2u, 3u}) {
+    o.seed = seed;
+    std::ostringstream out;
+    const CheckResult r = RunCheck(o, out);
+    EXPECT_EQ(r.exit_code, 0) << "seed " << seed << "\n" << out.str();
+    for (const KernelSummary& k : r.kernels) {
+      EXPECT_EQ(k.beyond_typical, 0) << k.name << " seed " << seed;
+    }
+  }
+}
+
 TEST(Check, AGlobThatMatchesNoKernelIsBadUsage) {
   CheckOptions o;
   o.impls_glob = "no/such/*";

@@ -72,7 +72,7 @@ const fs::path& PluginReport() {
 TEST(LnReportCli, APluginsKernelsGetVerdictsUnderTheGenericBound) {
   json j;
   ASSERT_EQ(LoadReport((PluginReport() / "errors.json").string(), &j), "");
-  ASSERT_EQ(j["impls"].size(), 2u);
+  ASSERT_EQ(j["impls"].size(), 3u);
   std::map<std::string, json> by_name;
   for (const json& i : j["impls"]) by_name[i["name"]] = i;
   const json& good = by_name["plugin:report_test_plugin/f32/two_pass_double/cpu"];
@@ -91,6 +91,30 @@ TEST(LnReportCli, APluginsKernelsGetVerdictsUnderTheGenericBound) {
   EXPECT_NE(f["replay"].get<std::string>().find("LNV_PLUGINS="), std::string::npos);
   EXPECT_TRUE(fs::exists(PluginReport() / f["case_file"].get<std::string>()));
   EXPECT_TRUE(fs::exists(PluginReport() / "index.html"));
+}
+
+// A kernel whose statistics drop the tail of rows longer than 2^16 - 1 is
+// caught by the quick report, on one_outlier's row past 2^16 with its
+// outlier last, and only on rows that long.
+TEST(LnReportCli, AKernelDroppingTheTailOfRowsPast65535IsCaughtAtTheQuickBudget) {
+  json j;
+  ASSERT_EQ(LoadReport((PluginReport() / "errors.json").string(), &j), "");
+  const std::string name = "plugin:report_test_plugin/f32/drops_tail_past_65535/cpu";
+  bool listed = false;
+  for (const json& i : j["impls"]) {
+    if (i["name"] != name) continue;
+    listed = true;
+    EXPECT_EQ(i["verdict"], "fail");
+    EXPECT_EQ(i["expected"], false);
+  }
+  EXPECT_TRUE(listed);
+  int caught = 0;
+  for (const json& f : j["findings"]) {
+    if (f["kernel"] != name) continue;
+    ++caught;
+    EXPECT_GT(f["d"].get<std::int64_t>(), 65535) << f.dump();
+  }
+  EXPECT_GT(caught, 0);
 }
 
 TEST(LnReportCli, RenderAndCompareRedrawWhatARunWrote) {

@@ -97,7 +97,9 @@ std::string WorstLine(const Case& c, const OutputResult& o) {
   return s;
 }
 
-std::string WhyText(const ImplInfo& impl, Verdict v, Output o) {
+// `outside`: for an observed kernel, why the finding is outside its
+// baseline's classes, or "" when inside.
+std::string WhyText(const ImplInfo& impl, Verdict v, Output o, const std::string& outside) {
   const std::string what = std::string(VerdictName(v)) + " on " + std::string(OutputName(o));
   switch (impl.status) {
     case ImplStatus::kClaimsBound:
@@ -105,9 +107,33 @@ std::string WhyText(const ImplInfo& impl, Verdict v, Output o) {
     case ImplStatus::kNegativeControl:
       return "negative control caught (" + what + "): the fuzzer finds what this bug gets wrong";
     case ImplStatus::kObserved:
-      return "observed kernel (" + what + "): compare with its recorded baseline";
+      return outside.empty()
+                 ? "observed kernel (" + what + "), within its recorded baseline's classes"
+                 : "observed kernel outside its recorded baseline (" + what + "): " + outside;
   }
   return what;
+}
+
+// Why an observed kernel's failing judgement of c is outside its baseline's
+// classes, or "" when inside.
+std::string OutsideBaseline(const FuzzConfig& config, const ImplInfo& impl, const Case& c,
+                            const Reference& ref, const Judgement& j) {
+  const auto b = config.baselines.find(impl.name);
+  if (b == config.baselines.end()) return "no baseline loaded for this kernel";
+  return OutsideClasses(b->second, c, ref, j, FormatOf(impl.acc_dtype));
+}
+
+// Whether the one-row case `one` may stand for the whole input c: it still
+// fails, and for an observed kernel it is on the same side of the baseline
+// (the case file must show what trapped, or what did not).
+bool RowStandsForInput(const FuzzConfig& config, const ImplInfo& impl, const Case& c,
+                       const Reference& ref, const Judgement& whole, const Case& one) {
+  if (impl.status != ImplStatus::kObserved) return IsFailure(Judge(impl, one).verdict);
+  const Reference one_ref = ComputeReference(one);
+  const Judgement j1 = JudgeWithReference(impl, one, one_ref);
+  if (!IsFailure(j1.verdict)) return false;
+  return OutsideBaseline(config, impl, c, ref, whole).empty() ==
+         OutsideBaseline(config, impl, one, one_ref, j1).empty();
 }
 
 Finding KernelFinding(const FuzzConfig& config, const ImplInfo& impl, const Case& c, const Reference& ref,
@@ -124,7 +150,7 @@ Finding KernelFinding(const FuzzConfig& config, const ImplInfo& impl, const Case
   Case w = c;
   if (c.rows > 1 && RowLocal(o) && j[o].worst) {
     Case one = SelectRows(c, {RowOf(o, *j[o].worst, c.d)});
-    if (IsFailure(Judge(impl, one).verdict)) w = std::move(one);
+    if (RowStandsForInput(config, impl, c, ref, j, one)) w = std::move(one);
   }
   JudgeOptions keep;
   keep.keep_elements = true;
@@ -142,17 +168,28 @@ Finding KernelFinding(const FuzzConfig& config, const ImplInfo& impl, const Case
   f.key = impl.name + "|" + std::string(VerdictName(f.verdict)) + "|" + std::string(OutputName(o)) + "|" +
           input_class;
   if (const KnownFinding* k = MatchKnownFinding(config.known, f.key)) f.known = k->reason;
-  f.traps = impl.status != ImplStatus::kObserved && f.known.empty();
+  const bool observed = impl.status == ImplStatus::kObserved;
+  // Judged on the case written, which RowStandsForInput keeps on the whole input's side.
+  const std::string outside =
+      observed
+          ? OutsideBaseline(config, impl, w, w.rows == c.rows ? ref : ComputeReference(w), shown)
+          : "";
+  f.traps = f.known.empty() && (!observed || !outside.empty());
   f.detail = "kernel   " + impl.name + " (" + std::string(StatusName(impl.status)) + ", bound model " +
              std::string(AlgorithmName(impl.bound_algorithm)) + ")\n" + "verdict  " +
              std::string(VerdictName(f.verdict)) + " on " + std::string(OutputName(o)) + "\n" +
              WorstLine(w, shown[o]) + "\n" + "result   " + Summarize(shown) +
              (shown.message.empty() ? "" : "\nmessage  " + shown.message);
+  if (observed) {
+    f.detail += outside.empty()
+                    ? "\nbaseline within its recorded classes (ObservedClasses, fuzz/target.h)"
+                    : "\nbaseline OUTSIDE its recorded classes: " + outside;
+  }
   f.c = w;
   f.c.kernel = impl.name;
   f.c.provenance.found_by = "fuzz_ln (libFuzzer differential fuzzing against the oracle)";
   f.c.provenance.family = "fuzz";
-  f.c.provenance.why = WhyText(impl, f.verdict, o);
+  f.c.provenance.why = WhyText(impl, f.verdict, o, outside);
   f.c.provenance.notes.push_back("input class " + input_class);
   if (!f.known.empty()) f.c.provenance.notes.push_back("known finding: " + f.known);
   f.c.provenance.notes.push_back("result " + Summarize(shown));
@@ -285,6 +322,78 @@ std::string SelectKernels(const std::vector<ImplInfo>& all, const std::string& g
   return "";
 }
 
+namespace {
+
+bool IsCallVerdict(Verdict v) {
+  return v == Verdict::kKernelError || v == Verdict::kCrashed || v == Verdict::kTimedOut ||
+         v == Verdict::kBufferOverrun;
+}
+
+// Whether a FindingClass names rows within the range the project's own
+// kernels claim: x finite or subnormal, finite parameters, and for the
+// backward finite dy and g ok.
+bool WithinClaimedRange(const std::string& input_class) {
+  const auto has = [&](const char* part) {
+    return input_class.find(std::string("/") + part) != std::string::npos;
+  };
+  const bool backward = has("dy:");
+  return (has("x:finite/") || has("x:subnormal/")) && has("params:finite/") &&
+         (!backward || (has("dy:finite/") && has("g:ok/")));
+}
+
+}  // namespace
+
+ObservedClasses ClassesOf(const Baseline& b) {
+  ObservedClasses classes;
+  for (const BaselineRun& r : b.runs) {
+    for (const lnv::Finding& f : r.findings) {
+      classes.failing.insert(f.output == "call" ? "call " + f.verdict : f.output);
+    }
+  }
+  return classes;
+}
+
+std::string OutsideClasses(const ObservedClasses& classes, const Case& c, const Reference& ref,
+                           const Judgement& j, FloatFormat acc) {
+  if (IsCallVerdict(j.verdict)) {
+    const std::string call = "call " + std::string(VerdictName(j.verdict));
+    if (!classes.failing.contains(call)) return call + ": no family of the baseline ends so";
+  }
+  for (const OutputResult& o : j.outputs) {
+    if (!o.present || !IsFailure(o.verdict)) continue;
+    const std::string output(OutputName(o.output));
+    if (classes.failing.contains(output)) continue;
+    std::optional<std::int64_t> row;
+    if (RowLocal(o.output) && o.worst) row = RowOf(o.output, *o.worst, c.d);
+    const std::string input_class = FindingClass(c, ref, o.output, row, acc);
+    if (!WithinClaimedRange(input_class)) continue;
+    return output + " " + std::string(VerdictName(o.verdict)) + " on " + input_class + ": " +
+           output + " fails in no family of the baseline";
+  }
+  return "";
+}
+
+std::string LoadBaselines(const std::string& dir, FuzzConfig* config) {
+  config->baselines.clear();
+  for (const ImplInfo& impl : config->impls) {
+    if (impl.status != ImplStatus::kObserved) continue;
+    const std::string path = BaselinePath(dir, impl.name);
+    const std::string tail =
+        " (record it with ln_check --write-baselines, or leave the kernel out "
+        "with LNV_FUZZ_IMPLS)";
+    Baseline b;
+    std::string error;
+    if (!ReadBaseline(path, &b, &error))
+      return "observed kernel " + impl.name + ": " + error + tail;
+    if (b.version < kBaselineVersion) {
+      return "observed kernel " + impl.name + ": " + path + " is format " +
+             std::to_string(b.version) + ", without magnitudes: re-record it" + tail;
+    }
+    config->baselines[impl.name] = ClassesOf(b);
+  }
+  return "";
+}
+
 std::string ConfigFromEnv(FuzzConfig* config) {
   const PluginLoad load = ImplsWithPlugins();
   if (!load.errors.empty()) return "LNV_PLUGINS: " + load.errors.front();
@@ -305,7 +414,11 @@ std::string ConfigFromEnv(FuzzConfig* config) {
     if (!ReadKnownFindings(v, &config->known, &error)) return "LNV_FUZZ_KNOWN_FINDINGS: " + error;
   }
   const char* glob = std::getenv("LNV_FUZZ_IMPLS");
-  return SelectKernels(load.impls, glob == nullptr ? "" : glob, config);
+  if (std::string error = SelectKernels(load.impls, glob == nullptr ? "" : glob, config);
+      !error.empty()) {
+    return error;
+  }
+  return LoadBaselines(DefaultBaselinesDir(), config);
 }
 
 std::vector<const ImplInfo*> CompatibleKernels(const FuzzConfig& config, const Case& c) {

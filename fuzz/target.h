@@ -10,8 +10,9 @@
 //     a kernel error);
 //   * a negative control whose verdict is a failure: the control was caught
 //     (controls are fuzzed only when LNV_FUZZ_IMPLS names them);
-//   * an observed (third-party) kernel's failure: recorded as a case file but
-//     not trapped, until the per-kernel baselines exist to compare against;
+//   * an observed (third-party) kernel's failure outside its baseline's
+//     classes (ObservedClasses below); a failure inside them is what
+//     ln_check already knows: recorded as a case file, not trapped;
 //   * the oracle returning `undecided` for any element, or (inputs with the
 //     cross-check flag) its two backends disagreeing on any bit.
 #ifndef LNV_FUZZ_TARGET_H_
@@ -19,17 +20,53 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <map>
+#include <set>
 #include <string>
 #include <vector>
 
 #include "fuzz/feedback.h"
 #include "fuzz/fuzz_input.h"
 #include "fuzz/known_findings.h"
+#include "harness/baseline.h"
 #include "harness/case_file.h"
 #include "harness/judge.h"
 #include "impls/registry.h"
 
 namespace lnv::fuzz {
+
+// What fuzz_ln holds an observed kernel to, from its baseline
+// (harness/baseline.h): the outputs that fail in some family of some run,
+// whatever the verdict, and "call <verdict>" for each recorded call that did
+// not return.
+//
+// A failing judgement is outside them when a call ends in a verdict never
+// recorded, or when an output fails that no family has seen fail and the
+// rows that matter for it (FindingClass, finding_class.h) are within the
+// range this project's own kernels claim: x finite or subnormal (not huge:
+// the exact sum of squares below the accumulation format's max / 8), gamma
+// and beta finite, and for the backward dy finite and g ok. Beyond that
+// range the families say little (huge_magnitude and nan_inf_rows only) and
+// a claims_bound kernel would have no claim to break either: there an
+// observed kernel's finding is recorded, never trapped.
+//
+// Coarser than ln_check's comparison on purpose. Fuzz inputs belong to no
+// family, and one known cause shows on other outputs, with other verdicts
+// and at any size as the input moves: oneDNN's overflow of the sum of
+// squares, a NaN on dx in huge_magnitude, is bound_exceeded on dx for the
+// seed corpus's huge_magnitude input; ATen's error on a y whose exact value
+// is 0 (d_one, bound use 2^12) reaches bound use 2^67 once eps is tiny. So
+// neither the (output, verdict) pairs nor the magnitudes of the families
+// bound what the fuzzer finds (fuzz/README.md has the numbers).
+struct ObservedClasses {
+  std::set<std::string> failing;
+};
+ObservedClasses ClassesOf(const Baseline& b);
+
+// "" when the failing judgement j of case c (ref: its oracle answer, acc:
+// the kernel's accumulation format) is inside the classes, else why not.
+std::string OutsideClasses(const ObservedClasses& classes, const Case& c, const Reference& ref,
+                           const Judgement& j, FloatFormat acc);
 
 // The backend cross-check runs on an input's leading rows that hold at most
 // this many elements (none when d is larger): its two exact-path oracle runs
@@ -46,6 +83,10 @@ struct FuzzConfig {
   bool prewrite = false;
   // Open findings that are recorded but do not trap (known_findings.h).
   std::vector<KnownFinding> known;
+  // The recorded classes of each observed kernel of `impls`, by name
+  // (LoadBaselines). An observed kernel without an entry has no classes:
+  // every finding of it traps.
+  std::map<std::string, ObservedClasses> baselines;
 };
 
 // The selection: every entry of `all` whose name matches `glob`; with an
@@ -53,10 +94,18 @@ struct FuzzConfig {
 // signatures inputs snap to. Returns "" or why no kernel was selected.
 std::string SelectKernels(const std::vector<ImplInfo>& all, const std::string& glob, FuzzConfig* config);
 
+// Reads the baseline (harness/baseline.h) of every observed kernel of
+// config->impls from `dir` into config->baselines (ClassesOf). Returns "" or
+// a one-line reason: a baseline missing, unreadable or in the old format
+// (without magnitudes) would make every finding of its kernel trap, so it is
+// an error at the start rather than a stop at the first finding.
+std::string LoadBaselines(const std::string& dir, FuzzConfig* config);
+
 // Reads LNV_FUZZ_IMPLS, LNV_PLUGINS, LNV_FUZZ_MAX_D, LNV_FUZZ_CASES_DIR,
-// LNV_FUZZ_PREWRITE and LNV_FUZZ_KNOWN_FINDINGS (a file). Returns "" or a
-// one-line reason (bad value, unreadable file, plugin that did not load, no
-// kernel selected).
+// LNV_FUZZ_PREWRITE and LNV_FUZZ_KNOWN_FINDINGS (a file), and the selected
+// observed kernels' baselines from the source tree (DefaultBaselinesDir).
+// Returns "" or a one-line reason (bad value, unreadable file, plugin that
+// did not load, no kernel selected, baseline missing).
 std::string ConfigFromEnv(FuzzConfig* config);
 
 enum class FindingKind { kKernel, kOracleUndecided, kOracleBackends };
@@ -67,7 +116,7 @@ struct Finding {
   ImplStatus status = ImplStatus::kClaimsBound;
   Verdict verdict = Verdict::kPass;
   Output output = Output::kY;
-  bool traps = true;   // false: recorded only (observed kernels, known findings)
+  bool traps = true;   // false: recorded only (known findings, observed ones inside their baseline)
   std::string key;     // de-duplication: kernel|verdict|output|class (finding_class.h)
   std::string known;   // the reason, when the key is on the known-findings list
   std::string detail;  // worst element, error, bound, summary (lines)

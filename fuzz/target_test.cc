@@ -2,9 +2,12 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <limits>
+#include <set>
 #include <sstream>
 
 #include "harness/check.h"
@@ -134,16 +137,110 @@ TEST(FuzzTarget, ACaughtNegativeControlReplaysAsCaught) {
   EXPECT_NE(out.str().find("as expected"), std::string::npos);
 }
 
-TEST(FuzzTarget, ObservedKernelsFindingsAreRecordedButDoNotTrap) {
-  const ImplInfo observed = Broken(ImplStatus::kObserved);
+// The observed broken kernel's finding on row 2 of 4 (y[2, 0] off by 1.0),
+// x scaled by `scale`, with a baseline whose failing outputs are `failing`
+// (none loaded when with_baseline is false).
+RunResult RunObserved(const std::set<std::string>& failing, double scale = 1.0,
+                      bool with_baseline = true) {
+  ImplInfo observed = Broken(ImplStatus::kObserved);
+  // Judged as they are, like the third-party kernels: no claimed range.
+  observed.max_row_sumsq = observed.max_backward_weight = std::numeric_limits<double>::infinity();
   FuzzConfig config;
-  ASSERT_EQ(SelectKernels({observed}, "", &config), "");
-  const Case c = Family("standard_normal", 8, 1);
-  g_bad_x0 = static_cast<float>(c.x[0]);
+  EXPECT_EQ(SelectKernels({observed}, "", &config), "");
+  if (with_baseline) config.baselines[observed.name].failing = failing;
+  Case c = Family("standard_normal", 8, 4);
+  for (double& x : c.x) x = static_cast<float>(x * scale);
+  g_bad_x0 = static_cast<float>(c.x[2 * 8]);
   const RunResult r = RunCase(config, c, CompatibleKernels(config, c), false);
   g_bad_x0 = std::numeric_limits<float>::quiet_NaN();
+  return r;
+}
+
+TEST(FuzzTarget, AnObservedFindingOnAnOutputItsBaselineHasFailingIsRecordedButDoesNotTrap) {
+  const RunResult r = RunObserved({"y"});  // any verdict of y, in any family
   ASSERT_EQ(r.findings.size(), 1u);
-  EXPECT_FALSE(r.findings[0].traps);
+  const Finding& f = r.findings[0];
+  EXPECT_EQ(f.verdict, Verdict::kBoundExceeded);
+  EXPECT_FALSE(f.traps) << f.detail;
+  EXPECT_EQ(f.c.rows, 1) << "reduced to the failing row";
+  EXPECT_NE(f.detail.find("baseline within its recorded classes"), std::string::npos) << f.detail;
+  EXPECT_NE(f.c.provenance.why.find("within its recorded baseline's classes"), std::string::npos);
+}
+
+TEST(FuzzTarget, AnObservedFindingOnAnOutputNoFamilyHasSeenFailTraps) {
+  RunResult r = RunObserved({"mean", "dx", "call crashed"});
+  ASSERT_EQ(r.findings.size(), 1u);
+  EXPECT_TRUE(r.findings[0].traps);
+  EXPECT_EQ(r.findings[0].c.rows, 1) << "the row alone is outside too";
+  EXPECT_NE(r.findings[0].detail.find("baseline OUTSIDE its recorded classes: y bound_exceeded on "
+                                      "layer_norm/f32/x:finite/params:finite/"),
+            std::string::npos)
+      << r.findings[0].detail;
+  EXPECT_NE(r.findings[0].detail.find("y fails in no family of the baseline"), std::string::npos);
+  EXPECT_NE(r.findings[0].c.provenance.why.find("observed kernel outside its recorded baseline"),
+            std::string::npos);
+  // No baseline loaded: nothing is known of the kernel.
+  r = RunObserved({}, 1.0, false);
+  ASSERT_EQ(r.findings.size(), 1u);
+  EXPECT_TRUE(r.findings[0].traps);
+  EXPECT_NE(r.findings[0].detail.find("no baseline loaded"), std::string::npos);
+}
+
+TEST(FuzzTarget, AnObservedFindingBeyondTheClaimedRangeIsRecordedButDoesNotTrap) {
+  // Rows whose sum of squares exceeds the f32 max / 8: no family speaks for
+  // them, and no claims_bound kernel claims them.
+  const RunResult r = RunObserved({"mean"}, std::ldexp(1.0, 62));
+  ASSERT_FALSE(r.findings.empty());
+  for (const Finding& f : r.findings) {
+    EXPECT_FALSE(f.traps) << f.detail;
+    EXPECT_NE(f.key.find("/x:huge/"), std::string::npos) << f.key;
+  }
+}
+
+TEST(FuzzTarget, ACallThatDidNotReturnIsInsideOnlyWithItsVerdictRecorded) {
+  Baseline b;
+  b.runs.push_back({"quick", 1, {{"f", "y", "bound_exceeded"}, {"g", "call", "timed_out"}}, {}});
+  const ObservedClasses classes = ClassesOf(b);
+  EXPECT_EQ(classes.failing, (std::set<std::string>{"y", "call timed_out"}));
+  Judgement j;
+  const Case c = Family("standard_normal", 8, 1);
+  const Reference ref = ComputeReference(c);
+  j.verdict = Verdict::kTimedOut;
+  EXPECT_EQ(OutsideClasses(classes, c, ref, j, kBinary32), "");
+  j.verdict = Verdict::kCrashed;
+  EXPECT_EQ(OutsideClasses(classes, c, ref, j, kBinary32),
+            "call crashed: no family of the baseline ends so");
+}
+
+TEST(FuzzTarget, TheObservedKernelsBaselinesAreLoadedAndAMissingOneIsAnError) {
+  const ImplInfo observed = Broken(ImplStatus::kObserved);
+  FuzzConfig config;
+  ASSERT_EQ(SelectKernels({observed, Kernel("f32/two_pass/cpu-scalar")}, "", &config), "");
+  const std::string dir = FreshDir("baselines");
+  EXPECT_NE(LoadBaselines(dir, &config).find("observed kernel " + observed.name + ": "),
+            std::string::npos);
+  Baseline b;
+  b.kernel = observed.name;
+  b.runs.push_back({"quick", 1, {{"f", "y", "bound_exceeded"}}, {{{"f", "y"}, {20, 12}}}});
+  std::string error;
+  ASSERT_TRUE(WriteBaseline(BaselinePath(dir, observed.name), b, &error)) << error;
+  ASSERT_EQ(LoadBaselines(dir, &config), "");
+  ASSERT_EQ(config.baselines.size(), 1u) << "the claims_bound kernel has none";
+  EXPECT_EQ(config.baselines.at(observed.name).failing, (std::set<std::string>{"y"}));
+  // The old format has no magnitudes to hold a finding to.
+  std::ofstream(BaselinePath(dir, observed.name))
+      << "lnv-baseline 1\nkernel " << observed.name << "\nrun quick 1\nend\n";
+  EXPECT_NE(LoadBaselines(dir, &config).find("is format 1, without magnitudes: re-record it"),
+            std::string::npos);
+}
+
+TEST(FuzzTarget, EveryRegisteredObservedKernelHasARecordedBaseline) {
+  FuzzConfig config;
+  ASSERT_EQ(SelectKernels(AllImpls(), "", &config), "");
+  ASSERT_EQ(LoadBaselines(DefaultBaselinesDir(), &config), "");
+  for (const ImplInfo& i : config.impls) {
+    EXPECT_EQ(config.baselines.contains(i.name), i.status == ImplStatus::kObserved) << i.name;
+  }
 }
 
 TEST(FuzzTarget, TheSelectorPicksEveryCompatibleKernelOrExactlyOne) {

@@ -2,8 +2,12 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <numeric>
 #include <ostream>
 #include <sstream>
@@ -45,6 +49,20 @@ bool IsCallVerdict(Verdict v) {
          v == Verdict::kBufferOverrun;
 }
 
+// The Output named `name`, or nullopt ("call", or not an output).
+std::optional<Output> OutputNamed(const std::string& name) {
+  for (Output o : kAllOutputs) {
+    if (OutputName(o) == name) return o;
+  }
+  return std::nullopt;
+}
+
+std::string Fmt(const char* f, double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, f, v);
+  return buf;
+}
+
 std::vector<std::string> Tokens(const std::string& line) {
   std::vector<std::string> t;
   std::istringstream in(line.substr(0, line.find('#')));
@@ -55,6 +73,39 @@ std::vector<std::string> Tokens(const std::string& line) {
 }  // namespace
 
 std::string FindingText(const Finding& f) { return f.family + " " + f.output + " " + f.verdict; }
+
+int Binade(double v) {
+  if (std::isnan(v) || v == std::numeric_limits<double>::infinity()) return kBinadeOfInf;
+  if (v <= 0) return kBinadeOfZero;
+  return std::ilogb(v);  // floor(log2 v), exact, for subnormals too
+}
+
+std::string BinadeText(int binade) {
+  if (binade == kBinadeOfZero) return "0";
+  if (binade == kBinadeOfInf) return "inf";
+  return "2^" + std::to_string(binade);
+}
+
+bool ParseBinade(const std::string& text, int* binade) {
+  if (text == "0" || text == "inf") {
+    *binade = text == "0" ? kBinadeOfZero : kBinadeOfInf;
+    return true;
+  }
+  if (text.rfind("2^", 0) != 0) return false;
+  int n = 0;
+  const char* end = text.data() + text.size();
+  const auto [p, ec] = std::from_chars(text.data() + 2, end, n);
+  // The binades of positive doubles, subnormals included.
+  if (ec != std::errc() || p != end || n < -1074 || n > 1023) return false;
+  *binade = n;
+  return true;
+}
+
+bool BinadesDiffer(int recorded, int observed) { return std::abs(recorded - observed) > 1; }
+
+std::string MagnitudeText(const Magnitude& m) {
+  return "ulp " + BinadeText(m.ulp) + " use " + BinadeText(m.use);
+}
 
 const BaselineRun* Baseline::FindRun(const std::string& budget, std::uint64_t seed) const {
   for (const BaselineRun& r : runs) {
@@ -75,14 +126,24 @@ std::string FindingCaseName(const std::string& kernel, const Finding& f) {
 
 std::string FormatBaseline(const Baseline& b) {
   std::ostringstream o;
-  o << "# Recorded findings of " << b.kernel << " (status observed): where it breaks the\n"
-    << "# generic bound or the contract (finite in -> finite out, NaN in -> NaN out).\n"
-    << "# ln_check fails when a run finds one that is not listed here, or no longer\n"
-    << "# finds one that is. Each finding names the smallest case found that shows it,\n"
-    << "# stored beside this file; replay it with ln_check --replay <case>.\n"
-    << "# Rewrite after a deliberate change with:\n"
-    << "#   ln_check --impls '" << b.kernel << "' --budget <budget> --write-baselines\n"
-    << "lnv-baseline 1\n"
+  o << "# Recorded findings and magnitudes of " << b.kernel << " (status observed).\n"
+    << "# A finding: where it breaks the generic bound or the contract (finite in ->\n"
+    << "# finite out, NaN in -> NaN out); each names the smallest case found that\n"
+    << "# shows it, stored beside this file (replay: ln_check --replay <case>).\n"
+    << "# A magnitude, for every output judged in every family, failing or not:\n"
+    << "#   magnitude FAMILY OUTPUT ulp 2^A use 2^B\n"
+    // No brackets: CMake (changed_baseline_test.cmake) reads these lines as a list.
+    << "# the largest error is 2^A ULPs or more, below 2^(A+1), and the largest\n"
+    << "# error/bound 2^B or more, below 2^(B+1), over the elements with a finite\n"
+    << "# error (0: none above zero; a NaN or infinity mismatch is its finding's\n"
+    << "# verdict, not a magnitude).\n"
+    << "# ln_check fails when a run finds a finding not listed here, no longer finds\n"
+    << "# one that is, or lands more than one binade away from a magnitude, better\n"
+    << "# or worse. Rewrite after a deliberate change with the thread count of the\n"
+    << "# tests (impls/thirdparty/CMakeLists.txt: the column sums depend on it):\n"
+    << "#   OMP_NUM_THREADS=1 ln_check --impls '" << b.kernel
+    << "' --budget <budget> --write-baselines\n"
+    << "lnv-baseline " << kBaselineVersion << "\n"
     << "kernel " << b.kernel << "\n";
   for (const BaselineRun& r : b.runs) {
     o << "run " << r.budget << " " << r.seed << "\n";
@@ -90,10 +151,32 @@ std::string FormatBaseline(const Baseline& b) {
       const auto c = b.cases.find(f);
       o << "finding " << FindingText(f) << " " << (c != b.cases.end() ? c->second : "-") << "\n";
     }
+    for (const auto& [at, m] : r.magnitudes) {
+      o << "magnitude " << at.family << " " << at.output << " " << MagnitudeText(m) << "\n";
+    }
   }
   o << "end\n";
   return o.str();
 }
+
+namespace {
+
+// One "magnitude FAMILY OUTPUT ulp X use Y" line into the last run; "" or why not.
+std::string ParseMagnitude(const std::vector<std::string>& t, Baseline* b) {
+  if (b->version < 2) return "a magnitude in a version 1 file";
+  if (b->runs.empty()) return "magnitude before any 'run' line";
+  if (t[3] != "ulp" || t[5] != "use") return "want 'magnitude FAMILY OUTPUT ulp X use Y'";
+  if (!OutputNamed(t[2])) return "unknown output '" + t[2] + "'";
+  Magnitude m;
+  if (!ParseBinade(t[4], &m.ulp)) return "bad binade '" + t[4] + "' (want 2^N, 0 or inf)";
+  if (!ParseBinade(t[6], &m.use)) return "bad binade '" + t[6] + "' (want 2^N, 0 or inf)";
+  if (!b->runs.back().magnitudes.emplace(FamilyOutput{t[1], t[2]}, m).second) {
+    return "magnitude of " + t[1] + " " + t[2] + " listed twice";
+  }
+  return "";
+}
+
+}  // namespace
 
 bool ParseBaseline(const std::string& text, Baseline* out, std::string* error) {
   Baseline b;
@@ -111,7 +194,10 @@ bool ParseBaseline(const std::string& text, Baseline* out, std::string* error) {
     if (t.empty()) continue;
     if (ended) return fail("text after 'end'");
     if (!magic) {
-      if (t != std::vector<std::string>{"lnv-baseline", "1"}) return fail("want 'lnv-baseline 1'");
+      if (t.size() != 2 || t[0] != "lnv-baseline" || (t[1] != "1" && t[1] != "2")) {
+        return fail("want 'lnv-baseline 2' (or the older 1)");
+      }
+      b.version = t[1][0] - '0';
       magic = true;
     } else if (t[0] == "kernel" && t.size() == 2 && b.kernel.empty()) {
       b.kernel = t[1];
@@ -121,7 +207,7 @@ bool ParseBaseline(const std::string& text, Baseline* out, std::string* error) {
       const auto [p, ec] = std::from_chars(t[2].data(), t[2].data() + t[2].size(), seed);
       if (ec != std::errc() || p != t[2].data() + t[2].size()) return fail("bad seed '" + t[2] + "'");
       if (b.FindRun(t[1], seed) != nullptr) return fail("run " + t[1] + " " + t[2] + " twice");
-      b.runs.push_back({t[1], seed, {}});
+      b.runs.push_back({t[1], seed, {}, {}});
     } else if (t[0] == "finding" && t.size() == 5) {
       if (b.runs.empty()) return fail("finding before any 'run' line");
       const Finding f{t[1], t[2], t[3]};
@@ -132,6 +218,8 @@ bool ParseBaseline(const std::string& text, Baseline* out, std::string* error) {
         const auto [it, inserted] = b.cases.emplace(f, t[4]);
         if (!inserted && it->second != t[4]) return fail("one finding, two case files");
       }
+    } else if (t[0] == "magnitude" && t.size() == 7) {
+      if (const std::string why = ParseMagnitude(t, &b); !why.empty()) return fail(why);
     } else if (t[0] == "end" && t.size() == 1) {
       ended = true;
     } else {
@@ -194,6 +282,81 @@ BaselineDiff CompareFindings(const std::set<Finding>& recorded, const std::set<F
     if (GlobMatch(families_glob, f.family) && !observed.contains(f)) diff.vanished.push_back(f);
   }
   return diff;
+}
+
+namespace {
+
+// "ulp 2^3 -> 2^6 (worse)" when the measure moved, else "".
+std::string MeasureChange(const char* name, int recorded, int observed) {
+  if (!BinadesDiffer(recorded, observed)) return "";
+  return std::string(name) + " " + BinadeText(recorded) + " -> " + BinadeText(observed) +
+         (observed > recorded ? " (worse)" : " (better)");
+}
+
+}  // namespace
+
+std::string MagnitudeChangeText(const MagnitudeChange& c) {
+  const std::string at = c.at.family + " " + c.at.output + ": ";
+  if (!c.observed)
+    return at + "recorded " + MagnitudeText(*c.recorded) + ", not judged in this run";
+  if (!c.recorded) return at + "none recorded, this run " + MagnitudeText(*c.observed);
+  std::string text = MeasureChange("ulp", c.recorded->ulp, c.observed->ulp);
+  const std::string use = MeasureChange("use", c.recorded->use, c.observed->use);
+  if (!text.empty() && !use.empty()) text += ", ";
+  return at + text + use;
+}
+
+std::vector<MagnitudeChange> CompareMagnitudes(const Magnitudes& recorded,
+                                               const Magnitudes& observed,
+                                               const std::string& families_glob) {
+  std::map<FamilyOutput, MagnitudeChange> both;
+  for (const auto& [at, m] : recorded) {
+    if (GlobMatch(families_glob, at.family)) both[at].recorded = m;
+  }
+  for (const auto& [at, m] : observed) {
+    if (GlobMatch(families_glob, at.family)) both[at].observed = m;
+  }
+  std::vector<MagnitudeChange> changes;
+  for (auto& [at, c] : both) {
+    c.at = at;
+    const bool moved = !c.recorded || !c.observed ||
+                       BinadesDiffer(c.recorded->ulp, c.observed->ulp) ||
+                       BinadesDiffer(c.recorded->use, c.observed->use);
+    if (moved) changes.push_back(c);
+  }
+  return changes;
+}
+
+void ObservedRun::Observe(const std::string& family, const Case& c, const Judgement& j) {
+  // A NaN magnitude would be a judge bug; counted as inf, it can never read as better.
+  const auto larger = [](double a, double b) {
+    return std::isnan(b) ? std::numeric_limits<double>::infinity() : std::max(a, b);
+  };
+  for (const OutputResult& o : j.outputs) {
+    if (!o.present) continue;
+    Max& m = max_[{family, std::string(OutputName(o.output))}];
+    m.ulp = larger(m.ulp, o.max_ulp);
+    m.use = larger(m.use, o.max_bound_use);
+  }
+  for (const Finding& f : FindingsOf(family, j)) {
+    if (!findings_.contains(f)) findings_.emplace(f, ObservedCase{c, j});
+  }
+}
+
+Magnitudes ObservedRun::magnitudes() const {
+  Magnitudes out;
+  for (const auto& [at, m] : max_) out[at] = {Binade(m.ulp), Binade(m.use)};
+  return out;
+}
+
+double ObservedRun::max_ulp(const FamilyOutput& at) const {
+  const auto m = max_.find(at);
+  return m == max_.end() ? 0.0 : m->second.ulp;
+}
+
+double ObservedRun::max_bound_use(const FamilyOutput& at) const {
+  const auto m = max_.find(at);
+  return m == max_.end() ? 0.0 : m->second.use;
 }
 
 Case SelectColumns(const Case& c, const std::vector<std::int64_t>& cols) {
@@ -295,58 +458,87 @@ bool StillShows(const ImplInfo& impl, const Case& c, const Finding& f) {
 
 }  // namespace
 
-bool CompareWithBaseline(const BaselineSetting& opt, const ImplInfo& impl,
-                         const ObservedFindings& found, std::string* status, std::ostream& out,
-                         const std::function<void(const Finding&, const ObservedCase&)>& on_new) {
-  const std::string& dir = opt.dir;
-  const std::string path = BaselinePath(dir, impl.name);
-  const std::string tag = "BASELINE " + impl.name + ": ";
-  std::set<Finding> observed;
-  for (const auto& [f, fc] : found) observed.insert(f);
-  Baseline b;
+namespace {
+
+// Reads the kernel's baseline for a comparison; on a missing, unreadable or
+// version 1 file prints why, sets *status and returns false.
+bool ReadForComparison(const BaselineSetting& opt, const std::string& path, const std::string& tag,
+                       std::size_t observed, Baseline* b, std::string* status, std::ostream& out) {
   std::string error;
   if (!std::filesystem::exists(path)) {
     *status = "MISSING";
-    out << tag << "none recorded at " << path << "; this run found " << observed.size()
+    out << tag << "none recorded at " << path << "; this run found " << observed
         << " finding(s): record them with --write-baselines\n";
     return false;
   }
-  if (!ReadBaseline(path, &b, &error)) {
+  if (!ReadBaseline(path, b, &error)) {
     *status = "UNREADABLE";
     out << tag << error << "\n";
     return false;
   }
-  bool ok = true;
-  const BaselineRun* run = b.FindRun(opt.budget, opt.seed);
-  if (run == nullptr) {
-    *status = "not compared";
-    out << "baseline " << impl.name << ": no recorded run for budget " << opt.budget
-        << ", seed " << opt.seed << ": findings not compared (recorded cases still replayed)\n";
-  } else {
-    const BaselineDiff diff = CompareFindings(run->findings, observed, opt.families_glob);
-    for (const Finding& f : diff.added) {
-      out << tag << "NEW finding " << FindingText(f) << "\n";
-      if (on_new) on_new(f, found.at(f));
-    }
-    for (const Finding& f : diff.vanished) {
-      out << tag << "VANISHED finding " << FindingText(f) << " (recorded in " << path << ")\n";
-      if (const auto c = b.cases.find(f); c != b.cases.end()) {
-        out << "  replay " << opt.program << " --replay " << CaseRef(opt.case_ref_dir, c->second) << "\n";
-      }
-    }
-    ok = !diff.Changed();
-    std::size_t compared = 0;
-    for (const Finding& f : run->findings) compared += GlobMatch(opt.families_glob, f.family);
-    *status = ok ? "matches, " + std::to_string(compared) + " finding(s)"
-                     : "CHANGED: " + std::to_string(diff.added.size()) + " new, " +
-                           std::to_string(diff.vanished.size()) + " vanished";
+  if (b->version < kBaselineVersion) {
+    *status = "OLD FORMAT";
+    out << tag << path << " is format " << b->version << ", without the magnitudes this run "
+        << "is compared on: re-record it with\n  " << opt.found_by << "\n";
+    return false;
   }
-  // Every recorded case must still show its finding.
+  return true;
+}
+
+// Prints the new and vanished findings (on_new for each new one) and the
+// moved magnitudes; returns the status of the table.
+std::string ReportChanges(const BaselineSetting& opt, const std::string& path,
+                          const std::string& tag, const Baseline& b, const BaselineRun& run,
+                          const ObservedRun& found, std::ostream& out,
+                          const std::function<void(const Finding&, const ObservedCase&)>& on_new) {
+  std::set<Finding> observed;
+  for (const auto& [f, fc] : found.findings()) observed.insert(f);
+  const BaselineDiff diff = CompareFindings(run.findings, observed, opt.families_glob);
+  for (const Finding& f : diff.added) {
+    out << tag << "NEW finding " << FindingText(f) << "\n";
+    if (on_new) on_new(f, found.findings().at(f));
+  }
+  for (const Finding& f : diff.vanished) {
+    out << tag << "VANISHED finding " << FindingText(f) << " (recorded in " << path << ")\n";
+    if (const auto c = b.cases.find(f); c != b.cases.end()) {
+      out << "  replay " << opt.program << " --replay " << CaseRef(opt.case_ref_dir, c->second)
+          << "\n";
+    }
+  }
+  const std::vector<MagnitudeChange> moved =
+      CompareMagnitudes(run.magnitudes, found.magnitudes(), opt.families_glob);
+  for (const MagnitudeChange& c : moved) {
+    out << tag << "MAGNITUDE " << MagnitudeChangeText(c);
+    if (c.observed) {
+      out << " [this run: max " << Fmt("%.4g", found.max_ulp(c.at)) << " ulp, bound use "
+          << Fmt("%.4g", found.max_bound_use(c.at)) << "]";
+    }
+    out << "\n";
+  }
+  if (!diff.Changed() && moved.empty()) {
+    std::size_t findings = 0, magnitudes = 0;
+    for (const Finding& f : run.findings) findings += GlobMatch(opt.families_glob, f.family);
+    for (const auto& [at, m] : run.magnitudes) {
+      magnitudes += GlobMatch(opt.families_glob, at.family);
+    }
+    return "matches, " + std::to_string(findings) + " finding(s), " + std::to_string(magnitudes) +
+           " magnitude(s)";
+  }
+  return "CHANGED: " + std::to_string(diff.added.size()) + " new, " +
+         std::to_string(diff.vanished.size()) + " vanished, " + std::to_string(moved.size()) +
+         " moved";
+}
+
+// Every recorded case of the families run must still show its finding:
+// prints each that does not; returns whether all do.
+bool ReplayRecordedCases(const BaselineSetting& opt, const ImplInfo& impl, const Baseline& b,
+                         const std::string& tag, std::ostream& out) {
+  bool ok = true;
   for (const auto& [f, name] : b.cases) {
     if (!GlobMatch(opt.families_glob, f.family)) continue;
-    const std::string cpath = (std::filesystem::path(dir) / name).string();
+    const std::string cpath = (std::filesystem::path(opt.dir) / name).string();
     Case c;
-    std::string why;
+    std::string error, why;
     if (!ReadCaseFile(cpath, &c, &error)) {
       why = error;
     } else if (c.kernel != impl.name) {
@@ -359,105 +551,190 @@ bool CompareWithBaseline(const BaselineSetting& opt, const ImplInfo& impl,
     }
     if (why.empty()) continue;
     out << tag << why << "\n";
+    ok = false;
+  }
+  return ok;
+}
+
+}  // namespace
+
+bool CompareWithBaseline(const BaselineSetting& opt, const ImplInfo& impl, const ObservedRun& found,
+                         std::string* status, std::ostream& out,
+                         const std::function<void(const Finding&, const ObservedCase&)>& on_new) {
+  const std::string path = BaselinePath(opt.dir, impl.name);
+  const std::string tag = "BASELINE " + impl.name + ": ";
+  Baseline b;
+  if (!ReadForComparison(opt, path, tag, found.findings().size(), &b, status, out)) return false;
+  bool ok = true;
+  if (const BaselineRun* run = b.FindRun(opt.budget, opt.seed); run == nullptr) {
+    *status = "not compared";
+    out << "baseline " << impl.name << ": no recorded run for budget " << opt.budget << ", seed "
+        << opt.seed << ": findings not compared (recorded cases still replayed)\n";
+  } else {
+    *status = ReportChanges(opt, path, tag, b, *run, found, out, on_new);
+    ok = status->rfind("matches", 0) == 0;
+  }
+  if (!ReplayRecordedCases(opt, impl, b, tag, out)) {
     if (ok) *status = "CHANGED: a recorded case";
     ok = false;
   }
   return ok;
 }
 
-bool RecordBaseline(const BaselineSetting& opt, const ImplInfo& impl,
-                    const ObservedFindings& found, std::string* status, std::ostream& out) {
-  const std::string& dir = opt.dir;
-  const std::string path = BaselinePath(dir, impl.name);
+namespace {
+
+// A version 1 file has no magnitudes: its runs go (a run without them would
+// read as "every magnitude new"), its cases stay for reuse. Over a subset of
+// the families the file would keep findings without magnitudes: refused.
+bool UpgradeFormat(const BaselineSetting& opt, const std::string& path, Baseline* b,
+                   std::ostream& out) {
+  if (opt.families_glob != "*") {
+    out << "ln_check: " << path << " is format " << b->version
+        << ": re-record it over every family (without --families): not overwritten\n";
+    return false;
+  }
+  for (const BaselineRun& r : b->runs) {
+    if (r.budget == opt.budget && r.seed == opt.seed) continue;
+    out << "baseline " << b->kernel << ": format " << b->version << " run " << r.budget << " "
+        << r.seed << " dropped (no magnitudes): re-record it with --budget " << r.budget
+        << " --seed " << r.seed << " --write-baselines\n";
+  }
+  b->runs.clear();
+  b->version = kBaselineVersion;
+  return true;
+}
+
+// Writes the smallest case found that shows f (or keeps the recorded one if
+// it still does) beside the baseline and records its name in b->cases.
+// Returns false (with the reason printed) when it cannot be written.
+bool RecordCase(const BaselineSetting& opt, const ImplInfo& impl, const std::string& path,
+                const Finding& f, const ObservedCase& fc, Baseline* b, int* written,
+                std::ostream& out) {
+  std::string error;
+  if (const auto c = b->cases.find(f); c != b->cases.end()) {
+    Case old;
+    if (ReadCaseFile((std::filesystem::path(opt.dir) / c->second).string(), &old, &error) &&
+        CheckCompatible(impl, old).empty() && StillShows(impl, old, f)) {
+      return true;  // keep the recorded case: stable diffs
+    }
+  }
+  std::vector<std::int64_t> rows_first;
+  if (const std::optional<Output> o = OutputNamed(f.output); o && fc.j[*o].worst) {
+    const std::int64_t worst = *fc.j[*o].worst;
+    if (*o == Output::kY || *o == Output::kDx) rows_first.push_back(worst / fc.c.d);
+    if (*o == Output::kMean || *o == Output::kRstd) rows_first.push_back(worst);
+  }
+  Case w = ShrinkCase(
+      fc.c, [&](const Case& cand) { return StillShows(impl, cand, f); }, rows_first);
+  const std::string name = FindingCaseName(impl.name, f);
+  w.kernel = impl.name;
+  w.provenance.found_by = opt.found_by;
+  w.provenance.why += "; " + f.verdict + " on " + f.output;
+  w.provenance.replay = opt.program + " --replay " + CaseRef(opt.case_ref_dir, name);
+  w.provenance.notes.push_back(
+      "status observed: a recorded finding of this third-party "
+      "kernel, listed in " +
+      std::filesystem::path(path).filename().string());
+  w.provenance.notes.push_back("result " + Summarize(Judge(impl, w)));
+  w.provenance.notes.push_back("shrunk from rows=" + std::to_string(fc.c.rows) +
+                               ", d=" + std::to_string(fc.c.d) +
+                               " to rows=" + std::to_string(w.rows) + ", d=" + std::to_string(w.d));
+  if (!WriteCaseFile((std::filesystem::path(opt.dir) / name).string(), w, &error)) {
+    out << "ln_check: " << error << "\n";
+    return false;
+  }
+  b->cases[f] = name;
+  ++*written;
+  return true;
+}
+
+// Forgets (and deletes) the cases of findings no run lists any more.
+void DropUnlistedCases(const std::string& dir, Baseline* b) {
+  std::set<Finding> listed;
+  for (const BaselineRun& r : b->runs) listed.insert(r.findings.begin(), r.findings.end());
+  std::error_code ec;
+  for (auto it = b->cases.begin(); it != b->cases.end();) {
+    if (listed.contains(it->first)) {
+      ++it;
+      continue;
+    }
+    std::filesystem::remove(std::filesystem::path(dir) / it->second, ec);
+    it = b->cases.erase(it);
+  }
+}
+
+// The run of this budget and seed in b, added if missing.
+BaselineRun* RunOf(const BaselineSetting& opt, Baseline* b) {
+  for (BaselineRun& r : b->runs) {
+    if (r.budget == opt.budget && r.seed == opt.seed) return &r;
+  }
+  b->runs.push_back({opt.budget, opt.seed, {}, {}});
+  return &b->runs.back();
+}
+
+}  // namespace
+
+bool RecordBaseline(const BaselineSetting& opt, const ImplInfo& impl, const ObservedRun& found,
+                    std::string* status, std::ostream& out) {
+  const std::string path = BaselinePath(opt.dir, impl.name);
   Baseline b;
+  b.kernel = impl.name;
   std::string error;
   if (std::filesystem::exists(path) && !ReadBaseline(path, &b, &error)) {
     out << "ln_check: " << error << ": not overwritten\n";
     *status = "UNREADABLE";
     return false;
   }
+  // What this run replaces, for the summary (a version 1 run: findings only).
+  BaselineRun before;
+  if (const BaselineRun* r = b.FindRun(opt.budget, opt.seed)) before = *r;
+  if (b.version < kBaselineVersion && !UpgradeFormat(opt, path, &b, out)) {
+    *status = "NOT WRITTEN";
+    return false;
+  }
   b.kernel = impl.name;
   std::error_code ec;
-  std::filesystem::create_directories(dir, ec);
-  const std::string& budget = opt.budget;
-  BaselineRun* run = nullptr;
-  for (BaselineRun& r : b.runs) {
-    if (r.budget == budget && r.seed == opt.seed) run = &r;
-  }
-  if (run == nullptr) {
-    b.runs.push_back({budget, opt.seed, {}});
-    run = &b.runs.back();
-  }
-  const std::set<Finding> before = run->findings;
-  std::erase_if(run->findings,
-                [&](const Finding& f) { return GlobMatch(opt.families_glob, f.family); });
+  std::filesystem::create_directories(opt.dir, ec);
+  BaselineRun* run = RunOf(opt, &b);
+  const auto in_run = [&](const std::string& family) {
+    return GlobMatch(opt.families_glob, family);
+  };
+  std::erase_if(run->findings, [&](const Finding& f) { return in_run(f.family); });
+  std::erase_if(run->magnitudes, [&](const auto& m) { return in_run(m.first.family); });
+  for (const auto& [at, m] : found.magnitudes()) run->magnitudes[at] = m;
   int written = 0;
-  for (const auto& entry : found) {
-    // Named references, not a structured binding: clang 14 (the fuzz preset)
-    // cannot capture a structured binding in a lambda.
-    const auto& f = entry.first;
-    const auto& fc = entry.second;
+  for (const auto& [f, fc] : found.findings()) {
     run->findings.insert(f);
-    if (const auto c = b.cases.find(f); c != b.cases.end()) {
-      Case old;
-      if (ReadCaseFile((std::filesystem::path(dir) / c->second).string(), &old, &error) &&
-          CheckCompatible(impl, old).empty() && StillShows(impl, old, f)) {
-        continue;  // keep the recorded case: stable diffs
-      }
-    }
-    std::vector<std::int64_t> rows_first;
-    if (const auto o = std::find_if(kAllOutputs.begin(), kAllOutputs.end(),
-                                    [&](Output o) { return OutputName(o) == f.output; });
-        o != kAllOutputs.end() && fc.j[*o].worst) {
-      const std::int64_t worst = *fc.j[*o].worst;
-      if (*o == Output::kY || *o == Output::kDx) rows_first.push_back(worst / fc.c.d);
-      if (*o == Output::kMean || *o == Output::kRstd) rows_first.push_back(worst);
-    }
-    Case w = ShrinkCase(fc.c, [&](const Case& cand) { return StillShows(impl, cand, f); },
-                        rows_first);
-    const std::string name = FindingCaseName(impl.name, f);
-    w.kernel = impl.name;
-    w.provenance.found_by = opt.found_by;
-    w.provenance.why += "; " + f.verdict + " on " + f.output;
-    w.provenance.replay = opt.program + " --replay " + CaseRef(opt.case_ref_dir, name);
-    w.provenance.notes.push_back("status observed: a recorded finding of this third-party "
-                                 "kernel, listed in " +
-                                 std::filesystem::path(path).filename().string());
-    w.provenance.notes.push_back("result " + Summarize(Judge(impl, w)));
-    w.provenance.notes.push_back("shrunk from rows=" + std::to_string(fc.c.rows) + ", d=" +
-                                 std::to_string(fc.c.d) + " to rows=" + std::to_string(w.rows) +
-                                 ", d=" + std::to_string(w.d));
-    if (!WriteCaseFile((std::filesystem::path(dir) / name).string(), w, &error)) {
-      out << "ln_check: " << error << "\n";
+    if (!RecordCase(opt, impl, path, f, fc, &b, &written, out)) {
       *status = "NOT WRITTEN";
       return false;
     }
-    b.cases[f] = name;
-    ++written;
   }
-  // Forget (and delete) the cases of findings no run lists any more.
-  std::set<Finding> listed;
-  for (const BaselineRun& r : b.runs) listed.insert(r.findings.begin(), r.findings.end());
-  for (auto it = b.cases.begin(); it != b.cases.end();) {
-    if (listed.contains(it->first)) {
-      ++it;
-      continue;
-    }
-    std::filesystem::remove(std::filesystem::path(dir) / it->second, ec);
-    it = b.cases.erase(it);
-  }
+  DropUnlistedCases(opt.dir, &b);
   if (!WriteBaseline(path, b, &error)) {
     out << "ln_check: " << error << "\n";
     *status = "NOT WRITTEN";
     return false;
   }
-  const BaselineDiff diff = CompareFindings(before, run->findings, "*");
-  out << "baseline " << impl.name << ": wrote " << path << " (" << budget << ", seed " << opt.seed
-      << "): " << run->findings.size() << " finding(s), " << diff.added.size() << " new, "
-      << diff.vanished.size() << " gone; " << written << " case(s) written\n";
-  *status = "written, " + std::to_string(run->findings.size()) + " finding(s)";
+  const BaselineDiff diff = CompareFindings(before.findings, run->findings, "*");
+  std::size_t moved = 0, added = 0, gone = 0;
+  for (const MagnitudeChange& c : CompareMagnitudes(before.magnitudes, run->magnitudes, "*")) {
+    if (!c.recorded) {
+      ++added;
+    } else if (!c.observed) {
+      ++gone;
+    } else {
+      ++moved;
+    }
+  }
+  out << "baseline " << impl.name << ": wrote " << path << " (" << opt.budget << ", seed "
+      << opt.seed << "): " << run->findings.size() << " finding(s) (" << diff.added.size()
+      << " new, " << diff.vanished.size() << " gone), " << run->magnitudes.size()
+      << " magnitude(s) (" << added << " new, " << gone << " gone, " << moved << " moved); "
+      << written << " case(s) written\n";
+  *status = "written, " + std::to_string(run->findings.size()) + " finding(s), " +
+            std::to_string(run->magnitudes.size()) + " magnitude(s)";
   return true;
 }
-
 
 }  // namespace lnv

@@ -347,7 +347,7 @@ CheckResult RunCheck(const CheckOptions& opt, std::ostream& out) {
   }
   const std::unique_ptr<Isolator> isolator =
       MakeIsolator(impls, opt.isolate_plugins, opt.timeout_seconds, out);
-  std::vector<ObservedFindings> found(impls.size());  // observed kernels' findings
+  std::vector<ObservedRun> found(impls.size());  // observed kernels' findings and magnitudes
   // Kernels sharing (norm, x dtype, param dtype) share cases and oracle answers.
   std::map<std::tuple<int, int, int>, std::vector<std::size_t>> groups;
   for (std::size_t k = 0; k < impls.size(); ++k) {
@@ -405,17 +405,14 @@ CheckResult RunCheck(const CheckOptions& opt, std::ostream& out) {
           }
         }
         s.verdict = std::max(s.verdict, j.verdict);
+        // Every case, failing or not: its magnitudes are compared too.
+        if (impl.status == ImplStatus::kObserved) found[k].Observe(run.family, c, j);
         if (!IsFailure(j.verdict)) continue;
         const bool first_failure = !any_failure[k];
         any_failure[k] = true;
         if (first_failure) s.first_failure = run.family + ": " + Summarize(j);
-        if (impl.status == ImplStatus::kObserved) {
-          // Compared with the baseline after the run; a case only if new.
-          for (const Finding& f : FindingsOf(run.family, j)) {
-            if (!found[k].contains(f)) found[k].emplace(f, ObservedCase{c, j});
-          }
-          continue;
-        }
+        // Observed: compared with the baseline after the run; a case only if new.
+        if (impl.status == ImplStatus::kObserved) continue;
         // Claims: a case per failing family; a caught negative control: its
         // first catch, to show the replay.
         const bool write = opt.write_cases &&

@@ -1,5 +1,6 @@
 #include "properties/property.h"
 
+#include <cassert>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -216,6 +217,40 @@ std::string Num(double v) {
 bool SameBits(double a, double b) {
   if (std::isnan(a) || std::isnan(b)) return std::isnan(a) && std::isnan(b);
   return std::memcmp(&a, &b, sizeof a) == 0;
+}
+
+bool AffineIsFinite(const Case& c, std::int64_t i) {
+  return (c.gamma.empty() || std::isfinite(c.gamma[i])) &&
+         (c.beta.empty() || std::isfinite(c.beta[i]));
+}
+
+bool RowGIsFinite(const Case& c, std::int64_t r) {
+  for (std::int64_t i = 0; i < c.d; ++i) {
+    // Each factor, as the oracle does: a finite product beyond binary64 is exact there.
+    if (!std::isfinite(c.dy[r * c.d + i]) || (!c.gamma.empty() && !std::isfinite(c.gamma[i]))) {
+      return false;
+    }
+  }
+  return true;
+}
+
+Reference PlainReference(const Case& c) {
+  Case plain = c;
+  plain.gamma.clear();
+  plain.beta.clear();
+  plain.dy.clear();
+  return ComputeReference(plain);
+}
+
+double IeeeAffineY(const Case& c, const Reference& plain, std::int64_t idx) {
+  const std::int64_t i = idx % c.d;
+  assert(!AffineIsFinite(c, i));
+  const double gamma = c.gamma.empty() ? 1.0 : c.gamma[i];
+  const double beta = c.beta.empty() ? 0.0 : c.beta[i];
+  // A finite gamma gives a finite product (0 stands for it: the infinite beta
+  // absorbs it); an infinite one gives +-inf, or NaN where xhat is 0 exactly.
+  const double product = std::isfinite(gamma) ? 0.0 : gamma * plain.forward.y[idx].hi;
+  return RoundToFormat(product + beta, FormatOf(c.dtype));
 }
 
 std::string CompareExactBits(const char* what, const std::vector<ExactValue>& a, std::int64_t ia,

@@ -133,6 +133,26 @@ std::string NonFiniteWhereExactIsFinite(const Judged& r, std::initializer_list<O
 // True when the two values have the same bits, or are both NaN.
 bool SameBits(double a, double b);
 
+// ---- Infinite gamma or beta (one case of 16 draws one) ----
+//
+// y_i = gamma_i xhat_i + beta_i in IEEE arithmetic (oracle.h): an infinite
+// gamma_i or beta_i makes y_i +-inf or NaN on a finite row, and an infinite
+// g_i = dy_i gamma_i makes the row's dx NaN. A finite-only relation is stated
+// on the other elements and rows; these get the IEEE-exact result instead.
+
+// Whether gamma_i and beta_i (absent: 1 and 0) are both finite.
+bool AffineIsFinite(const Case& c, std::int64_t i);
+// Whether g = dy gamma is finite over row r (the backward's finite-g rows).
+bool RowGIsFinite(const Case& c, std::int64_t r);
+// The oracle on c with gamma and beta absent: its y is xhat, whose hi states
+// the sign of xhat and whether it is 0 exactly (oracle.h: hi + lo to 2p bits).
+Reference PlainReference(const Case& c);
+// y at idx (row r, column idx % d) in IEEE arithmetic on the signs, rounded
+// into c's dtype: gamma_i xhat_i + beta_i with xhat from `plain`. Exact
+// wherever gamma_i or beta_i is infinite, where only xhat's sign or being 0
+// can matter (inf * 0 = NaN, inf - inf = NaN).
+double IeeeAffineY(const Case& c, const Reference& plain, std::int64_t idx);
+
 // %.9g: how messages print a value.
 std::string Num(double v);
 

@@ -215,11 +215,9 @@ class Row {
     const R& lo = Level(0, 128).lo;
     const auto [h, l] = oracle_internal::ToDoubleDouble(lo);
     r_w_ = oracle_internal::Edd{h, l, 0x1p-119 * std::fabs(h) + 4 * kTiny};
-    r_e_ = oracle_internal::ToEd(r_w_);
     fast_ok_ = std::isfinite(mu_h_) && std::isfinite(h) && h > 0x1p-900 && h < 0x1p900;
     return fast_ok_;
   }
-  const Ed& r_ed() const { return r_e_; }
   const oracle_internal::Edd& r_word() const { return r_w_; }
 
   // n_i as a double-word s + c: x_i - mu_h exactly (TwoSum), then - mu_l.
@@ -230,17 +228,6 @@ class Row {
     if (!std::isfinite(s)) return {s, 0.0, HUGE_VAL};
     const double c = t - mu_l_;
     return {s, c, kU * std::fabs(c) + kU * std::fabs(mu_l_) + 2 * kTiny};
-  }
-
-  // n_i in binary64 with its error bound.
-  Ed NFast(std::int64_t i) const {
-    if (!layer_) return ExactEd(x_[i]);
-    double s, t;
-    oracle_internal::TwoSum(x_[i], -mu_h_, &s, &t);
-    if (!std::isfinite(s)) return Ed{s, HUGE_VAL};
-    const double c = t - mu_l_;
-    // mu = mu_h + mu_l + delta with |delta| <= u |mu_l| (+ kTiny), mu_l = round(mu - mu_h).
-    return AddEd(ExactEd(s), Ed{c, kU * std::fabs(c) + kU * std::fabs(mu_l_) + 2 * kTiny});
   }
 
  private:
@@ -302,7 +289,6 @@ class Row {
   std::deque<std::pair<int, oracle_internal::Enclosure<Int>>> levels_;  // by bits
   bool fast_ready_ = false, fast_ok_ = false;
   double mu_h_ = 0.0, mu_l_ = 0.0;
-  Ed r_e_{0.0, 0.0};
   oracle_internal::Edd r_w_{0.0, 0.0, 0.0};
 };
 
@@ -448,16 +434,24 @@ OracleForwardResult Forward(const OracleProblem& p, const OracleOptions& o) {
       res.rstd[row_i] = EvalAffine<B>(row, R{}, R{Int(1), Int(1), 0}, p.stat_format, o, &res.undecided);
     }
     st.rstd = row.PrepareFast() ? row.r_word().hi + row.r_word().lo : res.rstd[row_i].hi;
+    // xhat_i, a by-product for the bounds (not an oracle output): the fast
+    // double-word product, or hi of the exact value enclosed to binary32's 2p bits.
+    const auto xhat_of = [&](std::int64_t i) {
+      if (fast) {
+        const oracle_internal::Edd xh = oracle_internal::MulEdd(row.NFastWord(i), row.r_word());
+        return xh.hi + xh.lo;
+      }
+      std::int64_t not_an_output = 0;
+      return EvalAffine<B>(row, R{}, row.N(i), kBinary32, o, &not_an_output).hi;
+    };
     for (std::int64_t i = 0; i < p.d; ++i) {
       const double g = ParamD(p.gamma, i, 1.0);
       const double b = ParamD(beta, i, 0.0);
-      Ed n_fast{0.0, 0.0};
-      if (fast || !std::isfinite(g) || !std::isfinite(b)) n_fast = row.NFast(i);
       if (!std::isfinite(g) || !std::isfinite(b)) {
         const int sign = row.N(i).num.sign();
         const double prod = std::isfinite(g) ? 0.0 : g * static_cast<double>(sign);
         y[i] = Special(RoundToFormat(prod + b, p.out_format));
-        xhat[i] = row.PrepareFast() ? n_fast.v * row.r_ed().v : kNaN;
+        xhat[i] = xhat_of(i);  // involves neither gamma nor beta: as for finite ones
         continue;
       }
       if (fast) {
@@ -470,11 +464,7 @@ OracleForwardResult Forward(const OracleProblem& p, const OracleOptions& o) {
       ++res.slow_path;
       const R P = oracle_internal::Mul(Param<Int>(p.gamma, i, 1.0), row.N(i));
       y[i] = EvalAffine<B>(row, Param<Int>(beta, i, 0.0), P, p.out_format, o, &res.undecided);
-      if (!fast) {
-        std::int64_t not_an_output = 0;  // xhat is a by-product, not an oracle output
-        ExactValue xv = EvalAffine<B>(row, R{}, row.N(i), kBinary32, o, &not_an_output);
-        xhat[i] = xv.hi;
-      }
+      if (!fast) xhat[i] = xhat_of(i);
     }
   }
   return res;

@@ -6,9 +6,18 @@
 //
 // Rules (DESIGN.md §4):
 //   * Errors are measured against the exact value (hi + lo), not the rounded one.
-//   * NaN vs NaN is agreement. A finite kernel value where the oracle is NaN,
-//     or a kernel NaN where the oracle is not: kNanMismatch. (A kernel +-inf
-//     where the oracle is NaN agrees: the IEEE mean of a row with +inf is +inf.)
+//   * Elements the special-value table decides (oracle.h; ExactValue::by_table:
+//     rows of x holding NaN or +-inf) have bound 0: the kernel returns the
+//     oracle's value (zeros of either sign agree) or, where the table accepts
+//     it, NaN; any other value is kBoundExceeded (NaN on one side:
+//     kNanMismatch). E.g. an RMSNorm row with +-inf: y = +-0 or NaN at its
+//     finite elements, never a nonzero value.
+//   * NaN vs NaN is agreement, and so is a kernel NaN where the oracle accepts
+//     it (ExactValue::nan_accepted). A finite kernel value where the oracle is
+//     NaN, or a kernel NaN where the oracle is not: kNanMismatch. (A kernel
+//     +-inf where the oracle's NaN is not from the table agrees: that NaN is
+//     inf * 0 or inf - inf with an exact 0 or cancellation, e.g. gamma = inf
+//     with xhat = 0, which a kernel's rounding may leave nonzero.)
 //   * A kernel +-inf where the oracle is finite: kNotFinite, unless the
 //     exact value is within the (finite) bound of the format's overflow
 //     threshold. Finite in, finite out holds whatever the bound: an element

@@ -3,9 +3,11 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cfloat>
 #include <cmath>
 #include <limits>
 #include <string>
+#include <vector>
 
 #include "harness/families.h"
 #include "harness/formats.h"
@@ -454,6 +456,195 @@ TEST_F(JudgeTest, PassesEveryRegisteredClaimsBoundKernelOnStandardNormalRows) {
     const Judgement j = Judge(impl, GenerateCase(*FindFamily("standard_normal"), p));
     EXPECT_EQ(j.verdict, Verdict::kPass) << impl.name << ": " << Summarize(j);
   }
+}
+
+// ---- The special-value table (oracle.h): values IEEE rules alone decide ----
+
+ExactValue TableValue(double v, bool nan_accepted) {
+  ExactValue e{v, v, 0.0, ValueStatus::kDecided};
+  e.by_table = true;
+  e.nan_accepted = nan_accepted;
+  return e;
+}
+
+// y at a finite element of an RMSNorm row holding +-inf: (x 0) gamma = -0,
+// or NaN from a max|x|-scaled order; no rounding error, whatever the bound.
+TEST(JudgeElement, ATableZeroAcceptsEitherZeroAndAnAcceptedNanButNoNonzeroValue) {
+  const double inf = std::numeric_limits<double>::infinity();
+  const ExactValue zero = TableValue(-0.0, true);
+  for (double k : {0.0, -0.0, std::nan("")}) {
+    EXPECT_EQ(JudgeElement(0, k, zero, inf, kBinary32, true).verdict, Verdict::kPass) << k;
+  }
+  const ElementResult tiny = JudgeElement(0, 0x1p-149, zero, inf, kBinary32, true);
+  EXPECT_EQ(tiny.verdict, Verdict::kBoundExceeded);  // the negative controls
+  EXPECT_EQ(tiny.bound, 0.0);
+  EXPECT_EQ(tiny.ulps, 1.0);
+  EXPECT_EQ(JudgeElement(0, 1.0, zero, inf, kBinary32, true).verdict, Verdict::kBoundExceeded);
+  EXPECT_EQ(JudgeElement(0, -inf, zero, inf, kBinary32, true).verdict, Verdict::kBoundExceeded);
+  EXPECT_EQ(JudgeElement(0, std::nan(""), TableValue(0.0, false), inf, kBinary32, true).verdict,
+            Verdict::kNanMismatch);
+}
+
+// A table NaN (e.g. y at the infinity itself, inf * 0) is NaN in every
+// order: unlike a NaN from inf * (an exact 0), it accepts no infinity.
+TEST(JudgeElement, ATableNanAcceptsOnlyNan) {
+  const double inf = std::numeric_limits<double>::infinity();
+  const ExactValue nan = TableValue(std::nan(""), false);
+  EXPECT_EQ(JudgeElement(0, std::nan(""), nan, inf, kBinary32, true).verdict, Verdict::kPass);
+  for (double k : {inf, -inf, 0.0, 2.0}) {
+    EXPECT_EQ(JudgeElement(0, k, nan, inf, kBinary32, true).verdict, Verdict::kNanMismatch) << k;
+  }
+  ExactValue not_table = nan;
+  not_table.by_table = false;
+  EXPECT_EQ(JudgeElement(0, inf, not_table, inf, kBinary32, true).verdict, Verdict::kPass);
+}
+
+// The mean of a LayerNorm row holding +inf: its IEEE sum, +inf, or NaN
+// (Welford's order); the other infinity or a finite value is wrong.
+TEST(JudgeElement, ATableInfinityAcceptsItselfAndAnAcceptedNan) {
+  const double inf = std::numeric_limits<double>::infinity();
+  const ExactValue mean = TableValue(inf, true);
+  EXPECT_EQ(JudgeElement(0, inf, mean, 0.0, kBinary32, true).verdict, Verdict::kPass);
+  EXPECT_EQ(JudgeElement(0, std::nan(""), mean, 0.0, kBinary32, true).verdict, Verdict::kPass);
+  EXPECT_EQ(JudgeElement(0, -inf, mean, 0.0, kBinary32, true).verdict, Verdict::kBoundExceeded);
+  EXPECT_EQ(JudgeElement(0, 0x1.fffffep127, mean, 0.0, kBinary32, true).verdict,
+            Verdict::kBoundExceeded);
+}
+
+// dgamma of a column crossing an RMSNorm row with +-inf: the other rows' sum
+// within its bound, or NaN; a NaN is still refused where it is not accepted.
+TEST(JudgeElement, AnAcceptedNanBesideAValueJudgedWithinItsBound) {
+  ExactValue v{2.0, 2.0, 0.0, ValueStatus::kDecided};
+  v.nan_accepted = true;
+  EXPECT_EQ(JudgeElement(0, std::nan(""), v, 0.5, kBinary32, true).verdict, Verdict::kPass);
+  EXPECT_EQ(JudgeElement(0, 2.25, v, 0.5, kBinary32, true).verdict, Verdict::kPass);
+  EXPECT_EQ(JudgeElement(0, 3.0, v, 0.5, kBinary32, true).verdict, Verdict::kBoundExceeded);
+  v.nan_accepted = false;
+  EXPECT_EQ(JudgeElement(0, std::nan(""), v, 0.5, kBinary32, true).verdict,
+            Verdict::kNanMismatch);
+}
+
+// A textbook fp32 RMSNorm with double sums and no special-casing: on a row
+// holding +-inf, r = 1/sqrt(+inf) = +0, y = +-0 at the finite elements and
+// NaN at the infinite one, dx NaN (b holds inf * 0). `g_rms_garbage` turns it
+// into the negative control: that row normalized as if its infinity were
+// FLT_MAX, finite and nonzero everywhere.
+bool g_rms_garbage = false;
+
+double RmsRstd(const float* x, std::int64_t d, float eps) {
+  double s = 0;
+  for (std::int64_t i = 0; i < d; ++i) {
+    const double v = g_rms_garbage && std::isinf(x[i]) ? std::copysign(FLT_MAX, x[i]) : x[i];
+    s += v * v;
+  }
+  return 1.0 / std::sqrt(s / static_cast<double>(d) + eps);
+}
+
+double RmsLoad(const float* x, std::int64_t i) {
+  return g_rms_garbage && std::isinf(x[i]) ? std::copysign(FLT_MAX, x[i]) : x[i];
+}
+
+int TextbookRmsForward(const ForwardArgs* a) {
+  const auto* gamma = static_cast<const float*>(a->gamma);
+  for (std::int64_t r = 0; r < a->rows; ++r) {
+    const float* x = static_cast<const float*>(a->x) + r * a->d;
+    const double rs = RmsRstd(x, a->d, a->eps);
+    for (std::int64_t i = 0; i < a->d; ++i) {
+      static_cast<float*>(a->y)[r * a->d + i] =
+          static_cast<float>(RmsLoad(x, i) * rs * (gamma ? gamma[i] : 1.0));
+    }
+    if (a->rstd) a->rstd[r] = static_cast<float>(rs);
+  }
+  return 0;
+}
+
+int TextbookRmsBackward(const BackwardArgs* a) {
+  const auto* gamma = static_cast<const float*>(a->gamma);
+  const auto* dy = static_cast<const float*>(a->dy);
+  std::vector<double> dg(a->d, 0), xh(a->d);
+  for (std::int64_t r = 0; r < a->rows; ++r) {
+    const float* x = static_cast<const float*>(a->x) + r * a->d;
+    const double rs = RmsRstd(x, a->d, a->eps);
+    double b = 0;
+    for (std::int64_t i = 0; i < a->d; ++i) {
+      xh[i] = RmsLoad(x, i) * rs;
+      b += dy[r * a->d + i] * (gamma ? gamma[i] : 1.0) * xh[i];
+      dg[i] += dy[r * a->d + i] * xh[i];
+    }
+    b /= static_cast<double>(a->d);
+    for (std::int64_t i = 0; i < a->d; ++i) {
+      static_cast<float*>(a->dx)[r * a->d + i] = static_cast<float>(
+          rs * (dy[r * a->d + i] * (gamma ? gamma[i] : 1.0) - xh[i] * b));
+    }
+  }
+  for (std::int64_t i = 0; i < a->d; ++i) {
+    if (a->dgamma) static_cast<float*>(a->dgamma)[i] = static_cast<float>(dg[i]);
+  }
+  return 0;
+}
+
+ImplInfo TextbookRmsImpl() {
+  ImplInfo i;
+  i.name = "f32/textbook_rms/test";
+  i.norm = Norm::kRmsNorm;
+  i.x_dtype = i.param_dtype = DType::kF32;
+  i.acc_dtype = DType::kF64;
+  i.algorithm = i.bound_algorithm = Algorithm::kSumOfSquares;
+  i.forward = &TextbookRmsForward;
+  i.backward = &TextbookRmsBackward;
+  return i;
+}
+
+class JudgeRmsInfTest : public ::testing::Test {
+ protected:
+  void TearDown() override { g_rms_garbage = false; }
+  // nan_inf_rows (a finite row, then NaN, +inf, -inf, both infinities), as RMSNorm with gamma.
+  static Case InfRows() {
+    FamilyParams p;
+    p.d = 16;
+    p.rows = 10;
+    Case c = GenerateCase(*FindFamily("nan_inf_rows"), p);
+    c.norm = Norm::kRmsNorm;
+    c.beta.clear();
+    c.gamma.assign(static_cast<std::size_t>(c.d), 0.75);
+    return c;
+  }
+};
+
+// Issue 15 section 1: what every straightforward RMSNorm returns on a row
+// holding +-inf is the table's IEEE result, not a NaN mismatch.
+TEST_F(JudgeRmsInfTest, PassesATextbookRmsNormOnRowsHoldingInfinities) {
+  const Case c = InfRows();
+  JudgeOptions opt;
+  opt.keep_elements = true;
+  const Judgement j = Judge(TextbookRmsImpl(), c, opt);
+  EXPECT_EQ(j.verdict, Verdict::kPass) << Summarize(j);
+  int zeros = 0;  // the IEEE zeros were there to judge, not NaNs
+  for (const ElementResult& e : j[Output::kY].elements) zeros += e.kernel == 0 && e.exact.by_table;
+  EXPECT_GT(zeros, 0);
+  // The registry's RMSNorm kernels write NaN rows instead: the accepted alternative.
+  const ImplInfo* nan_rows = FindImpl("f32/rms_serial/cpu-scalar");
+  ASSERT_NE(nan_rows, nullptr);
+  EXPECT_EQ(Judge(*nan_rows, c).verdict, Verdict::kPass);
+}
+
+TEST_F(JudgeRmsInfTest, CatchesFiniteNonzeroGarbageOnARowHoldingAnInfinity) {
+  g_rms_garbage = true;
+  JudgeOptions opt;
+  opt.keep_elements = true;
+  const Judgement j = Judge(TextbookRmsImpl(), InfRows(), opt);
+  EXPECT_TRUE(IsFailure(j.verdict)) << Summarize(j);
+  int caught_zeros = 0;  // the finite elements, each caught on its own
+  for (const ElementResult& e : j[Output::kY].elements) {
+    if (e.exact.by_table && e.exact.rounded == 0 && e.kernel != 0) {
+      EXPECT_EQ(e.verdict, Verdict::kBoundExceeded) << e.index;
+      ++caught_zeros;
+    }
+  }
+  EXPECT_GT(caught_zeros, 0);
+  EXPECT_EQ(j[Output::kY].verdict, Verdict::kNanMismatch) << Summarize(j);  // at the infinity
+  EXPECT_EQ(j[Output::kRstd].verdict, Verdict::kBoundExceeded) << Summarize(j);
+  EXPECT_EQ(j[Output::kDx].verdict, Verdict::kNanMismatch) << Summarize(j);
 }
 
 }  // namespace

@@ -34,6 +34,15 @@ constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
 ExactValue Special(double v) { return ExactValue{v, v, 0.0, ValueStatus::kDecided}; }
 
+// An element the special-value table decides (oracle.h): v itself, or NaN
+// too where another faithful evaluation order gives NaN.
+ExactValue ByTable(double v, bool nan_accepted = false) {
+  ExactValue e = Special(v);
+  e.by_table = true;
+  e.nan_accepted = nan_accepted && !std::isnan(v);
+  return e;
+}
+
 // Working precision of the first Ziv step: 2p bits for the exact value plus
 // guard bits so that most elements decide at once.
 int StartBits(FloatFormat f) { return 2 * f.precision + 40; }
@@ -60,10 +69,15 @@ class Row {
   Row(const OracleProblem& p, std::int64_t row) : d_(p.d), layer_(p.norm == OracleNorm::kLayerNorm) {
     const double* x = p.x.data() + row * p.d;
     for (std::int64_t i = 0; i < d_; ++i) {
-      if (!std::isfinite(x[i])) finite_ = false;
+      if (std::isnan(x[i])) has_nan_ = true;
+      if (std::isinf(x[i])) (x[i] > 0 ? pos_inf_ : neg_inf_) = true;
     }
+    finite_ = !has_nan_ && !pos_inf_ && !neg_inf_;
     x_ = x;
-    if (!finite_) return;
+    if (!finite_) {
+      ClassifyInfiniteRow(p.eps);
+      return;
+    }
     // x_i = X_i * 2^lo with integer X_i: every double is an odd integer times
     // a power of two, so lo is the smallest such power in the row.
     struct Part {
@@ -137,6 +151,14 @@ class Row {
   }
 
   bool finite() const { return finite_; }
+  // A row of x holding +-inf but no NaN, whose IEEE results the table of
+  // oracle.h gives (with finite() false): for RMSNorm, q_kind() is then kPosInf
+  // (r = +0) unless eps is NaN or -inf.
+  bool infinite_without_nan() const { return !finite_ && !has_nan_; }
+  // The IEEE sum of such a row: +-inf when its infinities share a sign, else NaN.
+  double InfiniteSum() const {
+    return pos_inf_ && neg_inf_ ? kNaN : pos_inf_ ? HUGE_VAL : -HUGE_VAL;
+  }
   QKind q_kind() const { return q_kind_; }
   const R& mu() const { return mu_; }
   const R& var() const { return var_; }
@@ -193,11 +215,9 @@ class Row {
     const R& lo = Level(0, 128).lo;
     const auto [h, l] = oracle_internal::ToDoubleDouble(lo);
     r_w_ = oracle_internal::Edd{h, l, 0x1p-119 * std::fabs(h) + 4 * kTiny};
-    r_e_ = oracle_internal::ToEd(r_w_);
     fast_ok_ = std::isfinite(mu_h_) && std::isfinite(h) && h > 0x1p-900 && h < 0x1p900;
     return fast_ok_;
   }
-  const Ed& r_ed() const { return r_e_; }
   const oracle_internal::Edd& r_word() const { return r_w_; }
 
   // n_i as a double-word s + c: x_i - mu_h exactly (TwoSum), then - mu_l.
@@ -210,18 +230,15 @@ class Row {
     return {s, c, kU * std::fabs(c) + kU * std::fabs(mu_l_) + 2 * kTiny};
   }
 
-  // n_i in binary64 with its error bound.
-  Ed NFast(std::int64_t i) const {
-    if (!layer_) return ExactEd(x_[i]);
-    double s, t;
-    oracle_internal::TwoSum(x_[i], -mu_h_, &s, &t);
-    if (!std::isfinite(s)) return Ed{s, HUGE_VAL};
-    const double c = t - mu_l_;
-    // mu = mu_h + mu_l + delta with |delta| <= u |mu_l| (+ kTiny), mu_l = round(mu - mu_h).
-    return AddEd(ExactEd(s), Ed{c, kU * std::fabs(c) + kU * std::fabs(mu_l_) + 2 * kTiny});
+ private:
+  // q of a row of x holding NaN or +-inf, in IEEE arithmetic: LayerNorm's
+  // sigma^2 and a NaN's sum of squares are NaN; RMSNorm's sum of squares of a
+  // row with +-inf is +inf, and +inf + eps is +inf unless eps is NaN or -inf.
+  void ClassifyInfiniteRow(double eps) {
+    const bool q_inf = !layer_ && !has_nan_ && !std::isnan(eps) && eps != -HUGE_VAL;
+    q_kind_ = q_inf ? QKind::kPosInf : QKind::kNaN;
   }
 
- private:
   void ClassifyQ(double eps) {
     if (std::isnan(eps)) {
       q_kind_ = QKind::kNaN;
@@ -254,6 +271,7 @@ class Row {
   std::int64_t d_;
   bool layer_;
   bool finite_ = true;
+  bool has_nan_ = false, pos_inf_ = false, neg_inf_ = false;
   const double* x_ = nullptr;
   std::int64_t lo_ = 0;
   bool narrow_ = false;
@@ -271,7 +289,6 @@ class Row {
   std::deque<std::pair<int, oracle_internal::Enclosure<Int>>> levels_;  // by bits
   bool fast_ready_ = false, fast_ok_ = false;
   double mu_h_ = 0.0, mu_l_ = 0.0;
-  Ed r_e_{0.0, 0.0};
   oracle_internal::Edd r_w_{0.0, 0.0, 0.0};
 };
 
@@ -343,6 +360,30 @@ void Validate(const OracleProblem& p, bool backward) {
   if (backward && static_cast<std::int64_t>(p.dy.size()) != p.rows * p.d) fail("dy must hold rows*d values");
 }
 
+// The forward of a row of x holding NaN or +-inf: the special-value table of
+// oracle.h. Only an RMSNorm row with +-inf and no NaN (q = +inf, r = +0) has
+// outputs other than NaN; the mean of a LayerNorm row is its IEEE sum.
+template <class B>
+void NonFiniteRowForward(const Row<B>& row, const OracleProblem& p, ExactValue* y,
+                         ExactValue* mean, ExactValue* rstd) {
+  if (mean != nullptr) {
+    // sum(x)/d, or NaN from Welford's, Kahan's or a max-scaled order.
+    *mean = row.infinite_without_nan() ? ByTable(row.InfiniteSum(), true) : ByTable(kNaN);
+  }
+  const bool r_zero = row.q_kind() == QKind::kPosInf;  // RMSNorm with +-inf: r = +0
+  // A max|x|-scaled order divides the infinity by itself: NaN where r = +0.
+  *rstd = ByTable(r_zero ? 0.0 : kNaN, r_zero);
+  for (std::int64_t i = 0; i < p.d; ++i) {
+    if (!r_zero) {
+      y[i] = ByTable(kNaN);
+      continue;
+    }
+    // (x r) gamma: NaN at the infinity (inf * 0) or an infinite gamma, else +-0.
+    const double v = (row.x()[i] * 0.0) * ParamD(p.gamma, i, 1.0);
+    y[i] = ByTable(RoundToFormat(v, p.out_format), true);
+  }
+}
+
 template <class B>
 OracleForwardResult Forward(const OracleProblem& p, const OracleOptions& o) {
   using Int = typename B::Int;
@@ -365,9 +406,8 @@ OracleForwardResult Forward(const OracleProblem& p, const OracleOptions& o) {
     st.finite = row.finite();
     if (!row.finite()) {
       st = RowStats{false, kNaN, kNaN, kNaN, kNaN};
-      if (layer) res.mean[row_i] = Special(kNaN);
-      res.rstd[row_i] = Special(kNaN);
-      for (std::int64_t i = 0; i < p.d; ++i) y[i] = Special(kNaN), xhat[i] = kNaN;
+      NonFiniteRowForward(row, p, y, layer ? &res.mean[row_i] : nullptr, &res.rstd[row_i]);
+      for (std::int64_t i = 0; i < p.d; ++i) xhat[i] = kNaN;
       continue;
     }
     st.mean = layer ? oracle_internal::ToDouble(row.mu()) : 0.0;
@@ -394,16 +434,24 @@ OracleForwardResult Forward(const OracleProblem& p, const OracleOptions& o) {
       res.rstd[row_i] = EvalAffine<B>(row, R{}, R{Int(1), Int(1), 0}, p.stat_format, o, &res.undecided);
     }
     st.rstd = row.PrepareFast() ? row.r_word().hi + row.r_word().lo : res.rstd[row_i].hi;
+    // xhat_i, a by-product for the bounds (not an oracle output): the fast
+    // double-word product, or hi of the exact value enclosed to binary32's 2p bits.
+    const auto xhat_of = [&](std::int64_t i) {
+      if (fast) {
+        const oracle_internal::Edd xh = oracle_internal::MulEdd(row.NFastWord(i), row.r_word());
+        return xh.hi + xh.lo;
+      }
+      std::int64_t not_an_output = 0;
+      return EvalAffine<B>(row, R{}, row.N(i), kBinary32, o, &not_an_output).hi;
+    };
     for (std::int64_t i = 0; i < p.d; ++i) {
       const double g = ParamD(p.gamma, i, 1.0);
       const double b = ParamD(beta, i, 0.0);
-      Ed n_fast{0.0, 0.0};
-      if (fast || !std::isfinite(g) || !std::isfinite(b)) n_fast = row.NFast(i);
       if (!std::isfinite(g) || !std::isfinite(b)) {
         const int sign = row.N(i).num.sign();
         const double prod = std::isfinite(g) ? 0.0 : g * static_cast<double>(sign);
         y[i] = Special(RoundToFormat(prod + b, p.out_format));
-        xhat[i] = row.PrepareFast() ? n_fast.v * row.r_ed().v : kNaN;
+        xhat[i] = xhat_of(i);  // involves neither gamma nor beta: as for finite ones
         continue;
       }
       if (fast) {
@@ -416,11 +464,7 @@ OracleForwardResult Forward(const OracleProblem& p, const OracleOptions& o) {
       ++res.slow_path;
       const R P = oracle_internal::Mul(Param<Int>(p.gamma, i, 1.0), row.N(i));
       y[i] = EvalAffine<B>(row, Param<Int>(beta, i, 0.0), P, p.out_format, o, &res.undecided);
-      if (!fast) {
-        std::int64_t not_an_output = 0;  // xhat is a by-product, not an oracle output
-        ExactValue xv = EvalAffine<B>(row, R{}, row.N(i), kBinary32, o, &not_an_output);
-        xhat[i] = xv.hi;
-      }
+      if (!fast) xhat[i] = xhat_of(i);
     }
   }
   return res;
@@ -685,6 +729,34 @@ ExactValue DgammaExact(std::vector<Row<B>>& rows, const std::vector<int>& group,
   return SumOfRoots<B>(terms, p.param_format, o, undecided);
 }
 
+// dgamma_j = sum over the finite rows of dy n r (rows with r = +0 add
+// nothing): in binary64 with error bounds first, else on the exact path.
+template <class B>
+ExactValue DgammaOfFiniteRows(std::vector<Row<B>>& rows, const std::vector<int>& group,
+                              const std::vector<std::int64_t>& leaders, SquareClasses<B>& classes,
+                              const OracleProblem& p, std::int64_t j, const OracleOptions& o,
+                              OracleBackwardResult* res) {
+  if (o.fast_path && p.param_format.precision <= 26) {
+    using oracle_internal::Edd;
+    Edd acc{0.0, 0.0, 0.0};
+    bool ok = true;
+    for (std::int64_t r = 0; r < p.rows && ok; ++r) {
+      if (!rows[r].finite() || rows[r].q_kind() == QKind::kPosInf) continue;
+      if (!rows[r].PrepareFast()) {
+        ok = false;
+        break;
+      }
+      const Edd xh = oracle_internal::MulEdd(rows[r].NFastWord(j), rows[r].r_word());
+      acc = oracle_internal::AddEdd(acc,
+                                    oracle_internal::MulEdd(Edd{p.dy[r * p.d + j], 0.0, 0.0}, xh));
+    }
+    ExactValue v;
+    if (ok && oracle_internal::DecideFast(oracle_internal::ToEd(acc), p.param_format, &v)) return v;
+  }
+  ++res->slow_path;
+  return DgammaExact<B>(rows, group, leaders, classes, p, j, o, &res->undecided);
+}
+
 template <class B>
 OracleBackwardResult Backward(const OracleProblem& p, const OracleOptions& o) {
   using Int = typename B::Int;
@@ -712,7 +784,11 @@ OracleBackwardResult Backward(const OracleProblem& p, const OracleOptions& o) {
     for (std::int64_t i = 0; i < p.d; ++i) {
       if (!std::isfinite(dy[i]) || !std::isfinite(ParamD(p.gamma, i, 1.0))) g_finite = false;
     }
-    if (!row.finite() || !g_finite || row.q_kind() == QKind::kNaN || row.q_kind() == QKind::kNegative ||
+    if (!row.finite()) {  // the table: a NaN enters b = mean(g xhat), with either norm
+      for (std::int64_t i = 0; i < p.d; ++i) dx[i] = ByTable(kNaN);
+      continue;
+    }
+    if (!g_finite || row.q_kind() == QKind::kNaN || row.q_kind() == QKind::kNegative ||
         row.q_kind() == QKind::kZero) {
       for (std::int64_t i = 0; i < p.d; ++i) dx[i] = Special(kNaN);
       continue;
@@ -794,13 +870,27 @@ OracleBackwardResult Backward(const OracleProblem& p, const OracleOptions& o) {
     // Non-finite terms first: IEEE semantics of the sums.
     bool nan_b = false, pinf_b = false, ninf_b = false;
     bool nan_g = false, pinf_g = false, ninf_g = false;
+    // Rows of x holding NaN or +-inf (the table): a term that is NaN in every
+    // evaluation order, or the +-0 of an RMSNorm row with +-inf (NaN in the
+    // max-scaled order); and whether every row is such a row.
+    bool table_nan_g = false, nan_accepted_g = false, only_table_rows = true;
     for (std::int64_t r = 0; r < p.rows; ++r) {
       const double v = p.dy[r * p.d + j];
       if (std::isnan(v)) nan_b = true;
       else if (std::isinf(v)) (v > 0 ? pinf_b : ninf_b) = true;
-      // dy * xhat: NaN rows, q <= 0 and 0 * inf are NaN; inf * nonzero is inf.
       const Row<B>& row = rows[r];
-      const QKind qk = row.finite() ? row.q_kind() : QKind::kNaN;
+      if (!row.finite()) {
+        // xhat_j = x_j * (+0) = +-0 only for a finite x_j of an RMSNorm row with r = +0.
+        if (row.q_kind() == QKind::kPosInf && std::isfinite(row.x()[j]) && std::isfinite(v)) {
+          nan_accepted_g = true;
+        } else {
+          nan_g = table_nan_g = true;
+        }
+        continue;
+      }
+      only_table_rows = false;
+      // dy * xhat: q <= 0 and 0 * inf are NaN; inf * nonzero is inf.
+      const QKind qk = row.q_kind();
       if (qk == QKind::kNaN || qk == QKind::kNegative || std::isnan(v)) {
         nan_g = true;
         continue;
@@ -836,27 +926,15 @@ OracleBackwardResult Backward(const OracleProblem& p, const OracleOptions& o) {
       }
     }
     if (nan_g || pinf_g || ninf_g) {
-      res.dgamma[j] = Special(NonFiniteSum(nan_g, pinf_g, ninf_g));
+      res.dgamma[j] = table_nan_g ? ByTable(kNaN) : Special(NonFiniteSum(nan_g, pinf_g, ninf_g));
       continue;
     }
-    // Fast: sum of dy n r in binary64 with error bounds.
-    if (try_fast_param) {
-      using oracle_internal::Edd;
-      Edd acc{0.0, 0.0, 0.0};
-      bool ok = true;
-      for (std::int64_t r = 0; r < p.rows && ok; ++r) {
-        if (rows[r].q_kind() == QKind::kPosInf) continue;
-        if (!rows[r].PrepareFast()) {
-          ok = false;
-          break;
-        }
-        const Edd xh = oracle_internal::MulEdd(rows[r].NFastWord(j), rows[r].r_word());
-        acc = oracle_internal::AddEdd(acc, oracle_internal::MulEdd(Edd{p.dy[r * p.d + j], 0.0, 0.0}, xh));
-      }
-      if (ok && oracle_internal::DecideFast(oracle_internal::ToEd(acc), p.param_format, &res.dgamma[j])) continue;
+    if (only_table_rows) {  // every term +-0: an exact zero (+0, oracle.h), or NaN
+      res.dgamma[j] = ByTable(0.0, true);
+      continue;
     }
-    ++res.slow_path;
-    res.dgamma[j] = DgammaExact<B>(rows, group, leaders, classes, p, j, o, &res.undecided);
+    res.dgamma[j] = DgammaOfFiniteRows<B>(rows, group, leaders, classes, p, j, o, &res);
+    res.dgamma[j].nan_accepted = nan_accepted_g;
   }
   return res;
 }

@@ -12,26 +12,61 @@
 //   Backward:  g = dy gamma, a = mean(g) (0 for RMSNorm), b = mean(g xhat),
 //              dx = r (g - a - xhat b); dgamma_j = sum_rows dy xhat; dbeta_j = sum_rows dy.
 //
-// Special values (IEEE semantics applied to the exact formula):
-//   * A NaN or +-inf anywhere in a row of x makes every output of that row NaN:
-//     y, mean, rstd, dx (the exact sum is undefined or infinite, and inf - inf
-//     or inf/inf follows). dgamma_j/dbeta_j then include a NaN term: NaN.
+// Special values: IEEE arithmetic applied to the exact formula, output by
+// output (the README has the short table). Where two faithful evaluation
+// orders give different IEEE results, the oracle returns the one of the
+// formula as written and marks the other accepted (ExactValue::nan_accepted);
+// elements that IEEE rules alone decide are marked by_table and allow no
+// error: `rounded` (a zero of either sign) or the accepted alternative.
+//   * A NaN in a row of x: every sum over the row is NaN, so y, mean, rstd and
+//     dx of the row are NaN [table], and so is dgamma_j for every j [table].
+//   * LayerNorm, +-inf in a row of x (no NaN): mu = sum(x)/d is +-inf when
+//     the infinities share a sign [table; NaN accepted: Welford's update
+//     m + (x - m)/n, a Kahan-compensated sum and a max|x|-scaled sum all reach
+//     inf - inf], NaN when both signs occur [table]. x - mu, sigma^2, r, y and
+//     dx are then NaN [table], and dgamma_j is NaN for every j [table].
+//   * RMSNorm, +-inf in a row of x (no NaN), eps neither NaN nor -inf:
+//     s2 = sum(x^2)/d = +inf, q = +inf, r = 1/sqrt(q) = rsqrt(q) = +0.
+//       rstd = +0 [table; NaN accepted: a kernel that divides the row by
+//         max|x| before summing gets inf/inf = NaN].
+//       y_j = (x_j r) gamma_j: NaN where x_j = +-inf (inf * 0) or gamma_j is
+//         not finite (0 * inf) [table]; else +-0 [table; NaN accepted, the
+//         scaled order again], with the sign of x_j gamma_j, the same in any
+//         association of the product (x (r gamma) too), and a kernel that
+//         adds a zero beta (fma) gets +0: the sign is not judged. Never a
+//         nonzero value.
+//       dx_j = r (g_j - xhat_j b) is NaN for every j [table]: b = mean(g xhat)
+//         holds the infinite element's g_k (inf * 0) = NaN, and 0 * NaN = NaN.
+//       dgamma_j: the row's term dy_j xhat_j is NaN where x_j = +-inf or dy_j
+//         is not finite; else +-0, which leaves the sum unchanged: dgamma_j is
+//         the other rows' sum (NaN accepted, the scaled order), an exact +0
+//         [table] when every row of the column is such a row, NaN [table] when
+//         a term is NaN.
+//     With eps NaN or -inf, q is NaN (inf - inf): every output of the row NaN.
 //   * eps NaN: q is NaN, so y, rstd, dx are NaN for every row; mean is still mu.
 //   * q < 0 (possible only with eps < 0): sqrt of a negative number is NaN, so
 //     rstd, y, dx are NaN; mean is mu.
 //   * q = 0 (eps <= 0 and s2 = -eps): r = +inf. xhat_i = (x_i - mu) * inf is
 //     +-inf where x_i != mu and NaN (0 * inf) where x_i == mu; y_i = gamma_i *
 //     xhat_i + beta_i in IEEE arithmetic; rstd = +inf; dx is NaN (inf - inf).
+//   * q = +inf (eps = +inf, finite row): r = +0, rstd = +0, y_i = gamma_i 0 +
+//     beta_i (NaN where gamma_i is infinite), dx = +0.
 //   * Non-finite gamma_i or beta_i on a finite row: y_i = gamma_i * xhat_i +
 //     beta_i evaluated in IEEE arithmetic on the signs (gamma_i = inf with
 //     xhat_i = 0 is NaN; beta_i = +-inf gives +-inf unless the product is the
 //     opposite infinity). Non-finite dy or gamma in a backward row: dx of that
-//     row is NaN (it enters a and b); dgamma/dbeta follow IEEE sums. Finite dy
-//     and gamma whose product overflows binary64 are exact values like others.
+//     row is NaN (IEEE gives +-inf or NaN per element, by the signs and the
+//     order of g - a - xhat b, never a finite value); dgamma/dbeta follow IEEE
+//     sums. Finite dy and gamma whose product overflows binary64 are exact
+//     values like others. These NaNs are not [table]: they come from inf * 0
+//     or inf - inf where the 0 or the cancellation is exact but a kernel's
+//     rounded xhat or sum need not be, so the judge accepts +-inf for them.
 //   * Finite results beyond the format's range round to +-inf per IEEE RNE
 //     (|v| >= (2 - 2^-p) 2^emax); tiny results round into subnormals or +-0.
 //     The sign of an exact zero is +0, except y_i = beta_i = -0 with gamma_i
 //     xhat_i = 0 exactly, which is -0 + (+0) = +0 in IEEE as well.
+//   * xhat (a by-product for the bounds, not an output) is NaN on a row of x
+//     holding NaN or +-inf: no bound is claimed there.
 //
 // Termination of the Ziv loop: each output is v = A + P * r with A, P exact
 // rationals (A = beta_i for y, 0 for dx). If P = 0 or q is the square of a
@@ -115,6 +150,13 @@ struct ExactValue {
   // (relative); hi alone when that suffices. Non-finite results: hi = rounded.
   double hi = 0.0, lo = 0.0;
   ValueStatus status = ValueStatus::kDecided;
+  // Set by the special-value table (above). by_table: IEEE rules alone decide
+  // the element, so there is no rounding error to allow: a kernel must return
+  // `rounded` (a zero of either sign) or an accepted alternative. nan_accepted:
+  // NaN is such an alternative, the IEEE result of another faithful
+  // evaluation order (e.g. scaling a row by max|x| before summing).
+  bool by_table = false;
+  bool nan_accepted = false;
 };
 
 // Per-row exact statistics, as correctly rounded doubles (for bounds and reports).

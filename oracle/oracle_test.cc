@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstdint>
 #include <random>
+#include <span>
 #include <vector>
 
 namespace lnv {
@@ -156,15 +157,91 @@ TEST(OracleForward, ComputesRmsNorm) {
   EXPECT_EQ(ones.fwd.rstd[0].rounded, 1.0);
 }
 
-TEST(OracleSpecials, NanOrInfInARowMakesTheWholeRowNan) {
+// The special-value table (oracle.h): IEEE arithmetic on the formula, each
+// value decided by the table, with the alternatives it accepts.
+void ExpectTable(const ExactValue& v, double value, bool nan_accepted) {
+  EXPECT_TRUE(v.by_table);
+  EXPECT_EQ(v.nan_accepted, nan_accepted);
+  if (std::isnan(value)) {
+    EXPECT_TRUE(std::isnan(v.rounded));
+  } else {
+    EXPECT_EQ(v.rounded, value);
+    EXPECT_EQ(std::signbit(v.rounded), std::signbit(value)) << value;
+  }
+}
+
+TEST(OracleSpecials, NanOrInfInALayerNormRowMakesItNanButForTheMeanOfItsInfinities) {
   for (double bad : {kNaN, kInf, -kInf}) {
     Solved r = Solve(OracleNorm::kLayerNorm, {1, bad, 3}, 1e-5, {}, {}, {1, 1, 1});
-    for (const auto& v : r.fwd.y) EXPECT_TRUE(std::isnan(v.rounded));
-    EXPECT_TRUE(std::isnan(r.fwd.mean[0].rounded));
-    EXPECT_TRUE(std::isnan(r.fwd.rstd[0].rounded));
-    for (const auto& v : r.bwd.dx) EXPECT_TRUE(std::isnan(v.rounded));
-    for (const auto& v : r.bwd.dgamma) EXPECT_TRUE(std::isnan(v.rounded));
+    for (const auto& v : r.fwd.y) ExpectTable(v, kNaN, false);
+    // mu = sum(x)/d is the infinity itself; Welford's order reaches inf - inf.
+    ExpectTable(r.fwd.mean[0], bad, !std::isnan(bad));
+    ExpectTable(r.fwd.rstd[0], kNaN, false);
+    for (const auto& v : r.bwd.dx) ExpectTable(v, kNaN, false);
+    for (const auto& v : r.bwd.dgamma) ExpectTable(v, kNaN, false);
     EXPECT_EQ(r.bwd.dbeta[0].rounded, 1.0);  // dbeta = sum dy does not involve x
+    EXPECT_FALSE(r.bwd.dbeta[0].by_table);
+  }
+  Solved both = Solve(OracleNorm::kLayerNorm, {kInf, 2, -kInf}, 1e-5);
+  ExpectTable(both.fwd.mean[0], kNaN, false);  // inf - inf in any order
+}
+
+// RMSNorm with +-inf and no NaN: s2 = +inf, r = 1/sqrt(+inf) = +0.
+TEST(OracleSpecials, AnInfinityInAnRmsNormRowGivesZeroRstdSignedZerosAndNanWhereIeeeDoes) {
+  for (auto backend : {OracleBackend::kBoost, OracleBackend::kMpfr}) {
+    for (bool fast : {true, false}) {
+      Solved r = Solve(OracleNorm::kRmsNorm, {3, -2, kInf, 0.5, -0.0, -kInf}, 1e-5,
+                       {2, 0.5, 1, -kInf, -1, 1}, {}, {1, 1, 1, 1, 1, 1}, kBinary32, backend,
+                       fast);
+      ExpectTable(r.fwd.rstd[0], 0.0, true);  // NaN: a max|x|-scaled order
+      ExpectTable(r.fwd.y[0], 0.0, true);     // (3 * 0) * 2
+      ExpectTable(r.fwd.y[1], -0.0, true);    // (-2 * 0) * 0.5
+      ExpectTable(r.fwd.y[2], kNaN, false);   // inf * 0
+      ExpectTable(r.fwd.y[3], kNaN, false);   // 0 * -inf
+      ExpectTable(r.fwd.y[4], 0.0, true);     // (-0 * 0) * -1
+      ExpectTable(r.fwd.y[5], kNaN, false);
+      // b = mean(g xhat) holds g (inf * 0) = NaN: dx = 0 * NaN everywhere.
+      for (const auto& v : r.bwd.dx) ExpectTable(v, kNaN, false);
+      // One row: dy xhat is +-0 where x is finite (a zero sum), NaN at the infinities.
+      for (int j : {0, 1, 3, 4}) ExpectTable(r.bwd.dgamma[j], 0.0, true);
+      ExpectTable(r.bwd.dgamma[2], kNaN, false);
+      ExpectTable(r.bwd.dgamma[5], kNaN, false);
+    }
+  }
+}
+
+TEST(OracleSpecials, AnRmsNormRowWithAnInfinityAddsNothingToTheOtherRowsDgamma) {
+  const std::vector<double> x = {1.5, -0.25, 3, 2, kInf, -1}, dy = {0.5, 2, -1, 1, 1, 1};
+  OracleProblem p;
+  p.norm = OracleNorm::kRmsNorm;
+  p.rows = 2;
+  p.d = 3;
+  p.x = x;
+  p.dy = dy;
+  p.eps = 1e-5;
+  const OracleBackwardResult both = OracleBackward(p);
+  p.rows = 1;
+  p.x = std::span<const double>(x).first(3);
+  p.dy = std::span<const double>(dy).first(3);
+  const OracleBackwardResult finite_row = OracleBackward(p);
+  for (int j : {0, 2}) {
+    EXPECT_EQ(both.dgamma[j].rounded, finite_row.dgamma[j].rounded);
+    EXPECT_FALSE(both.dgamma[j].by_table);  // the finite row's sum, within a bound
+    EXPECT_TRUE(both.dgamma[j].nan_accepted);
+    EXPECT_FALSE(finite_row.dgamma[j].nan_accepted);
+  }
+  ExpectTable(both.dgamma[1], kNaN, false);
+}
+
+TEST(OracleSpecials, AnRmsNormRowWithNanOrWithInfAndANanOrMinusInfEpsIsNan) {
+  const Solved nan_row = Solve(OracleNorm::kRmsNorm, {1, kNaN, kInf}, 1e-5, {}, {}, {1, 1, 1});
+  const Solved nan_eps = Solve(OracleNorm::kRmsNorm, {1, 2, kInf}, kNaN, {}, {}, {1, 1, 1});
+  const Solved minus_inf_eps = Solve(OracleNorm::kRmsNorm, {1, 2, kInf}, -kInf, {}, {}, {1, 1, 1});
+  for (const Solved* r : {&nan_row, &nan_eps, &minus_inf_eps}) {
+    ExpectTable(r->fwd.rstd[0], kNaN, false);
+    for (const auto& v : r->fwd.y) ExpectTable(v, kNaN, false);
+    for (const auto& v : r->bwd.dx) ExpectTable(v, kNaN, false);
+    for (const auto& v : r->bwd.dgamma) ExpectTable(v, kNaN, false);
   }
 }
 

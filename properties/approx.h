@@ -115,7 +115,11 @@ inline bool VarianceFraction(double var, double eps, Approx* out) {
 // True when the exact values behind a and b can differ by at most `tol`
 // (itself an upper bound, e.g. a sum of kernel error bounds): |a - b| <= tol
 // is then established, or at least not refuted, by the computed values.
+// Equal infinities agree (their difference, inf - inf, is NaN: no evidence
+// of a gap, e.g. y = -inf against gamma xhat + beta with gamma = -inf); a NaN
+// agrees with nothing.
 inline bool Within(Approx a, Approx b, double tol) {
+  if (std::isinf(a.v) && a.v == b.v) return true;
   const double gap = std::fabs(a.v - b.v);
   return gap <= (a.err + b.err + tol) * kErrorSlack + kUnitRoundoff64 * gap;
 }

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <limits>
 
 namespace lnv::props {
 namespace {
@@ -14,6 +15,15 @@ TEST(Approx, ASumOfTenthsKeepsItsExactValueInsideItsErrorBound) {
   for (int i = 0; i < 10; ++i) s = s + Rounded(0.1);
   EXPECT_NE(s.v, 1.0);  // the computed value is off ...
   EXPECT_TRUE(Within(s, Exact(1.0), 0));  // ... by less than its bound
+}
+
+// y = -inf = gamma xhat + beta with gamma = -inf: inf - inf is NaN, not a gap.
+TEST(Approx, WithinTakesEqualInfinitiesAsAgreementButNotNaN) {
+  const double inf = std::numeric_limits<double>::infinity();
+  EXPECT_TRUE(Within(Exact(-inf), Exact(-inf), 0));  // false before: |-inf - -inf| is NaN
+  EXPECT_TRUE(Within(Exact(inf), Exact(inf) * Exact(2), 0));
+  EXPECT_FALSE(Within(Exact(inf), Exact(std::nan("")), 0));  // the negative controls
+  EXPECT_FALSE(Within(Exact(std::nan("")), Exact(std::nan("")), 0));
 }
 
 TEST(Approx, WithinRejectsAValueFartherThanTheErrorsAndTheTolerance) {

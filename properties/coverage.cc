@@ -36,7 +36,8 @@ std::string Coverage::Summary() const {
   os << "\n";
   for (const auto& [kernel, reason] : skipped_) os << "  skipped " << kernel << ": " << reason << "\n";
   for (const auto& [kernel, what] : findings_) {
-    os << "  recorded finding (observed kernel, not a failure) " << kernel << ": " << what << "\n";
+    os << "  recorded finding (observed kernel or known open finding, not a failure) " << kernel
+       << ": " << what << "\n";
   }
   return os.str();
 }

@@ -25,7 +25,8 @@ class Coverage {
   void Count(const std::string& axis, const std::string& bucket);
   void Judged(const std::string& kernel);
   void Skipped(const std::string& kernel, const std::string& reason);
-  // An observed kernel broke a property: a recorded finding, not a failure.
+  // An observed kernel broke a property, or a kernel met a known open finding
+  // (property.h): a recorded finding, not a failure.
   void Finding(const std::string& kernel, const std::string& what);
 
   const std::map<std::string, std::int64_t>& judged() const { return judged_; }

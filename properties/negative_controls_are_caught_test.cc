@@ -49,6 +49,9 @@ const std::vector<Catcher>& Catchers() {
       {"f32/batch_statistics/cpu-broken", {{"EachRowDependsOnThatRowAlone", "the row alone"}}},
       {"f16/eps_in_half/cpu-broken",
        {{"NearConstantRowsStayFiniteUnderTheEpsFloor", "from finite inputs"}}},
+      {"f32/rms_skips_infinities/cpu-broken",
+       {{"SpecialValuesStayInTheirRowAndFiniteRowsStayFinite",
+         "at a finite element: not +-0 or NaN"}}},
   };
   return catchers;
 }

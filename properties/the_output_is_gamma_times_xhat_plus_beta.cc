@@ -6,6 +6,9 @@
 // Runs on one x: A (gamma, beta absent), B (given as ones and zeros), C
 // (drawn gamma, beta). Oracle, exactly: A and B agree bit for bit; A's y is
 // the oracle's xhat; C's y is gamma xhat + beta (approx.h tolerance).
+// Where gamma_i or beta_i is infinite (drawn now and then), C's y is the
+// IEEE-exact gamma xhat + beta instead, bit for bit (+-inf, or NaN for
+// inf * 0 and inf - inf: oracle.h), with xhat's sign and zeros from A.
 // Kernels: B against A within the two judge bounds, and
 //   |y_C - (gamma y_A + beta)| <= B_C + |gamma| B_A,
 // the judge bounds of C and A (C's exact value is gamma times A's plus beta).
@@ -57,6 +60,15 @@ void TheOutputIsGammaTimesXhatPlusBeta(const Targets& t) {
     if (!Within(FromOracle(ra.forward.y[i], out), xhat, 0)) {
       pc.OracleFails(absent, "y[" + std::to_string(i) + "] = " + Num(ra.forward.y[i].hi) +
                                  " with gamma = 1, beta = 0, but xhat = " + Num(xhat.v));
+    }
+    if (!AffineIsFinite(drawn, i % drawn.d)) {
+      const double ieee = IeeeAffineY(drawn, ra, i);
+      if (!SameBits(rc.forward.y[i].rounded, ieee)) {
+        pc.OracleFails(drawn, "y[" + std::to_string(i) + "] = " + Num(rc.forward.y[i].rounded) +
+                                  ", IEEE gamma xhat + beta = " + Num(ieee) + " (gamma = " +
+                                  Num(gamma(i)) + ", beta = " + Num(beta(i)) + ")");
+      }
+      continue;
     }
     const Approx expected = Exact(gamma(i)) * xhat + Exact(beta(i));
     if (!Within(FromOracle(rc.forward.y[i], out), expected, 0)) {

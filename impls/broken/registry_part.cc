@@ -1,7 +1,8 @@
 // Negative controls beyond the one-pass variance (a scalar reference,
-// impls/cpu/one_pass.h): two-pass kernels with one realistic bug each. Every
-// entry is held to the two-pass serial bound and must be caught; its header
-// says which bug it imitates and which property catches it.
+// impls/cpu/one_pass.h): two-pass kernels with one realistic bug each, held
+// to the two-pass serial bound (the sum-of-squares bound for the RMSNorm one).
+// Every entry must be caught; its header says which bug it imitates and which
+// property catches it.
 #include <string>
 
 #include "impls/broken/batch_statistics.h"
@@ -13,6 +14,7 @@
 #include "impls/broken/eps_in_half.h"
 #include "impls/broken/eps_outside_sqrt.h"
 #include "impls/broken/odd_last_row.h"
+#include "impls/broken/rms_skips_infinities.h"
 #include "impls/broken/unbiased_variance.h"
 #include "impls/cpu/valid_range.h"
 #include "impls/registry_parts.h"
@@ -37,6 +39,15 @@ ImplInfo Broken(const char* name, DType dtype, ForwardFn forward, BackwardFn bac
   info.forward = forward;
   info.backward = backward;
   info.source = source;
+  return info;
+}
+
+// An RMSNorm control: every RMSNorm algorithm is bounded by the sum-of-squares
+// model, whatever bound_algorithm names (harness/bounds.cc).
+ImplInfo BrokenRms(const char* name, ForwardFn forward, BackwardFn backward, const char* source) {
+  ImplInfo info = Broken(name, DType::kF32, forward, backward, source);
+  info.norm = Norm::kRmsNorm;
+  info.algorithm = Algorithm::kSumOfSquares;
   return info;
 }
 
@@ -72,6 +83,11 @@ void AppendBrokenImpls(std::vector<ImplInfo>* impls) {
                           &broken::FirstHalfStatisticsForward,
                           &broken::FirstHalfStatisticsBackward,
                           "impls/broken/first_half_statistics.h"));
+  // A row holding +-inf normalized as if it were finite: the special-value
+  // table (oracle/oracle.h) must catch finite, nonzero garbage on it.
+  impls->push_back(BrokenRms("rms_skips_infinities", &broken::RmsSkipsInfinitiesForward,
+                             &broken::RmsSkipsInfinitiesBackward,
+                             "impls/broken/rms_skips_infinities.h"));
 }
 
 }  // namespace lnv

@@ -47,11 +47,13 @@ Case GenerateCase(const Family& family, const FamilyParams& p);
 // Families of random data, whose rows are typical of real activations rather
 // than built to be adversarial, and whose rounding errors behave as Higham &
 // Mary's model assumes (independent, mean zero): standard_normal,
-// heavy_tails, large_d, many_rows, one_outlier, two_halves and rows_differ.
-// Not large_mean (its narrow-dtype rows collapse into near-constant ones),
-// nor ramp and sorted_rows: their elements grow along the row, so a serial
-// sum's rounding errors are correlated (a correct bf16 two-pass exceeded the
-// typical rstd bound on ramp at d = 147459, seed 6). A claims_bound kernel
+// heavy_tails, large_d, many_rows, two_halves and rows_differ. Not
+// large_mean (its narrow-dtype rows collapse into near-constant ones), nor
+// ramp and sorted_rows, whose elements grow along the row, nor one_outlier,
+// whose outlier makes every later addition of a serial sum round against the
+// same large partial sum: their rounding errors are correlated (correct
+// kernels exceeded the typical rstd bound on ramp at d = 147459, seed 6, and
+// on one_outlier at d = 65553). A claims_bound kernel
 // must hold a claim on (nearly) every element there (kMaxUnclaimedFraction,
 // harness/bounds.h), and is held to the statistical tier there (TypicalModel).
 bool IsRandomDataFamily(std::string_view name);

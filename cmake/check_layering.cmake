@@ -1,4 +1,4 @@
-# DESIGN.md: oracle/ and impls/ never include each other (the judge, in
+# The layering rule: oracle/ and impls/ never include each other (the judge, in
 # harness/, is the only place where exact values meet kernel outputs).
 #   cmake -DROOT=<source dir> -P check_layering.cmake
 # Fails, naming each offending line, when a file under ROOT/impls includes

@@ -1,4 +1,4 @@
-// The error-bound models of DESIGN.md section 4: how far a kernel's outputs
+// The error-bound models: how far a kernel's outputs
 // may be from the exact values, given the algorithm that computes the row
 // statistics, its reduction shape, its accumulation format and the formats
 // its outputs are rounded into. One place for every formula; bounds.cc has
@@ -147,7 +147,7 @@ struct ElementInput {
   double beta = 0.0;   // 0 when absent
   double y = 0.0;      // exact y_i (hi + lo)
 };
-// Bound on |y_out_i - y_i| (DESIGN §4, B_i, in its rigorous form).
+// Bound on |y_out_i - y_i| (B_i, in its rigorous form; bounds.cc derives it).
 double ForwardElementBound(const BoundModel& model, const RowInput& row, const RowBound& rb,
                            const ElementInput& e);
 
@@ -181,7 +181,7 @@ struct DxElementInput {
   double dx = 0.0;    // exact dx_i (hi + lo)
 };
 // Bound on |dx_out_i - dx_i|: scaled by r (mean|g| + |g_i| + |xhat_i| mean|g xhat|)
-// (DESIGN §4), plus the propagated statistics errors.
+// (bounds.cc derives it), plus the propagated statistics errors.
 double DxElementBound(const BoundModel& model, const RowInput& row, const BackwardRowInput& in,
                       const BackwardRowBound& bb, const DxElementInput& e);
 

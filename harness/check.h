@@ -1,6 +1,6 @@
 // The library behind ln_check: every registered kernel over the input
 // families, a table of results, a case file for each failure, and the exit
-// status of DESIGN.md §6 (0: every claim holds, every negative control is
+// status shared by every tool (0: every claim holds, every negative control is
 // caught and every observed kernel matches its baseline; 1: a finding; 2:
 // bad usage or unreadable input).
 //

@@ -19,6 +19,11 @@ void Coverage::Skipped(const std::string& kernel, const std::string& reason) {
   skipped_.insert({kernel, reason});
 }
 
+bool Coverage::Covered(const std::string& kernel) const {
+  const auto it = judged_.find(kernel);
+  return it != judged_.end() && it->second > 0;
+}
+
 void Coverage::Finding(const std::string& kernel, const std::string& what) {
   findings_.emplace(kernel, what);  // keeps the first
 }

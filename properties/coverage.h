@@ -30,6 +30,8 @@ class Coverage {
   void Finding(const std::string& kernel, const std::string& what);
 
   const std::map<std::string, std::int64_t>& judged() const { return judged_; }
+  // Judged at least once.
+  bool Covered(const std::string& kernel) const;
   const std::map<std::string, std::string>& findings() const { return findings_; }
   std::int64_t cases() const { return cases_; }
   void CountCase() { ++cases_; }

@@ -29,16 +29,14 @@ TEST(Plugins, EveryPropertyJudgesAndPassesTheKernelsFromLnvPlugins) {
     Coverage::Current().Reset(std::string(p.name));
     const QuietRun run = RunQuietly(p, targets, kCasesPerProperty);
     EXPECT_FALSE(run.failed) << p.name << ": " << run.message;
+    for (const std::string& k : NeverJudged(p, targets, Coverage::Current())) {
+      ADD_FAILURE() << p.name << " never judged " << k;
+    }
     for (const ImplInfo* k : targets.kernels) {
-      const bool applies = !(p.name == "ShiftingARowLeavesItsOutputUnchanged" &&
-                             k->norm == Norm::kRmsNorm);
       const auto& judged = Coverage::Current().judged();
       const auto it = judged.find(k->name);
-      const std::int64_t n = it == judged.end() ? 0 : it->second;
-      if (applies) {
-        EXPECT_GT(n, 0) << p.name << " never judged " << k->name;
-      }
-      std::cout << p.name << ": " << k->name << " judged " << n << " time(s)\n";
+      std::cout << p.name << ": " << k->name << " judged "
+                << (it == judged.end() ? 0 : it->second) << " time(s)\n";
     }
   }
 }

@@ -16,6 +16,7 @@
 #include <set>
 #include <sstream>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "harness/check.h"
@@ -50,7 +51,15 @@ std::string MergedParams(lnv::props::Budget b, const std::string& user,
   return out + seed_flag + " " + user;
 }
 
+// Prints each property's coverage, and fails the run when a property of the
+// suite passed without judging every kernel it applies to (a vacuous pass
+// for that kernel). Not while reproducing one case (RC_PARAMS reproduce=).
 class CoveragePrinter : public ::testing::EmptyTestEventListener {
+ public:
+  explicit CoveragePrinter(bool reproducing) : reproducing_(reproducing) {}
+  bool some_kernel_never_judged() const { return some_kernel_never_judged_; }
+
+ private:
   void OnTestStart(const ::testing::TestInfo& info) override {
     lnv::props::Coverage::Current().Reset(info.name());
   }
@@ -59,7 +68,20 @@ class CoveragePrinter : public ::testing::EmptyTestEventListener {
     if (c.cases() == 0 && c.judged().empty()) return;
     std::cout << "coverage of " << info.test_suite_name() << "." << info.name() << ":\n"
               << c.Summary() << std::flush;
+    const lnv::props::PropertyDef* p = lnv::props::FindProperty(info.name());
+    if (reproducing_ || p == nullptr || std::string_view(info.test_suite_name()) != "Properties" ||
+        !info.result()->Passed()) {
+      return;
+    }
+    for (const std::string& k : lnv::props::NeverJudged(*p, lnv::props::SuiteTargets(), c)) {
+      std::cout << "properties_test: FAILED: " << info.name() << " never judged " << k
+                << ", a kernel it applies to (more cases: RC_PARAMS=\"max_success=N\")\n";
+      some_kernel_never_judged_ = true;
+    }
   }
+
+  bool reproducing_;
+  bool some_kernel_never_judged_ = false;
 };
 
 const char kUsage[] =
@@ -68,7 +90,8 @@ const char kUsage[] =
     "  LNV_PROPERTY_BUDGET=default|long   cases per property (100, or 1000 with a random seed)\n"
     "  RC_PARAMS=...   RapidCheck's own parameters; its keys win over the budget's\n"
     "  LNV_PLUGINS=a.so:b.so   kernel plugins, added to every property\n"
-    "Exit status: 0 all properties hold, 1 a property failed, 2 bad usage.\n"
+    "Exit status: 0 all properties hold, 1 a property failed or passed without\n"
+    "judging every kernel it applies to, 2 bad usage.\n"
     "GoogleTest's options follow.\n\n";
 
 }  // namespace
@@ -127,6 +150,8 @@ int main(int argc, char** argv) {
   int n = static_cast<int>(args.size());
   args.push_back(nullptr);  // argv[argc] == nullptr: GoogleTest moves it when it removes its flags
   ::testing::InitGoogleTest(&n, args.data());
-  ::testing::UnitTest::GetInstance()->listeners().Append(new CoveragePrinter);
-  return RUN_ALL_TESTS() == 0 ? 0 : 1;
+  auto* printer = new CoveragePrinter(params.find("reproduce=") != std::string::npos);
+  ::testing::UnitTest::GetInstance()->listeners().Append(printer);  // gtest owns it
+  const int failed = RUN_ALL_TESTS();
+  return failed == 0 && !printer->some_kernel_never_judged() ? 0 : 1;
 }

@@ -104,6 +104,19 @@ Targets SuiteTargets() {
   return t;
 }
 
+bool PropertyApplies(const PropertyDef& p, const ImplInfo& k) {
+  return k.forward != nullptr && (p.applies == nullptr || p.applies(k));
+}
+
+std::vector<std::string> NeverJudged(const PropertyDef& p, const Targets& targets,
+                                     const Coverage& coverage) {
+  std::vector<std::string> out;
+  for (const ImplInfo* k : targets.kernels) {
+    if (PropertyApplies(p, *k) && !coverage.Covered(k->name)) out.push_back(k->name);
+  }
+  return out;
+}
+
 Targets ControlTargets(const ImplInfo& kernel) {
   Targets t;
   t.kernels = {&kernel};

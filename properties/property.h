@@ -36,6 +36,8 @@
 
 namespace lnv::props {
 
+class Coverage;  // properties/coverage.h
+
 // ---- Budget: LNV_PROPERTY_BUDGET = default | long ----
 
 enum class Budget { kDefault, kLong };
@@ -75,13 +77,24 @@ Targets ControlTargets(const ImplInfo& kernel);
 // ---- Properties ----
 
 using PropertyBody = void (*)(const Targets& targets);
+// Whether a property can judge a kernel at all (its norm, its outputs).
+using PropertyAppliesFn = bool (*)(const ImplInfo& kernel);
 struct PropertyDef {
   std::string_view name;  // the sentence, as the gtest name
   PropertyBody body;
+  PropertyAppliesFn applies = nullptr;  // nullptr: every kernel with a forward
 };
 // THE list of properties (properties.cc), one line each.
 const std::vector<PropertyDef>& AllProperties();
 const PropertyDef* FindProperty(std::string_view name);
+
+// Whether `p` applies to `k`: a forward, and p.applies if it has one.
+bool PropertyApplies(const PropertyDef& p, const ImplInfo& k);
+// The kernels of `targets` that `p` applies to but that `coverage` never
+// judged: a run of `p` that passes must leave this empty, or it passed
+// without judging them (properties_main.cc fails the run).
+std::vector<std::string> NeverJudged(const PropertyDef& p, const Targets& targets,
+                                     const Coverage& coverage);
 
 // ---- One judged kernel run ----
 

@@ -416,6 +416,9 @@ std::optional<Judged> PropertyCase::Run(const ImplInfo& k, const Case& c,
   Coverage::Current().Judged(k.name);
   JudgeOptions opt;
   opt.keep_elements = true;
+  // The statistical tier, where the case is a random-data family's (as in
+  // ln_check; the provenance survives the properties' exact transformations).
+  opt.typical = TypicalTierFor(k, c.provenance.family, TypicalTier::kFail);
   Judged r;
   r.impl = &k;
   r.j = JudgeWithReference(k, c, ref, opt);

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstring>
 
+#include "harness/families.h"
 #include "impls/dtype.h"
 
 namespace lnv::fuzz {
@@ -192,6 +193,7 @@ FuzzInput DecodeInput(const std::uint8_t* data, std::size_t size, const DecodeCo
   in.eps_index = static_cast<std::uint8_t>(h[7] % kEps.size());
   in.fill = static_cast<FillMode>(h[8] & 3);
   in.cross_check_oracle = (h[8] >> 2) & 1;
+  in.random_family = (h[8] >> 3) & 1 ? (h[8] >> 4) & 3 : -1;
   in.fill_seed = h[9];
 
   // How many columns the value bytes hold.
@@ -261,8 +263,9 @@ std::vector<std::uint8_t> EncodeInput(const FuzzInput& in) {
   out.push_back(static_cast<std::uint8_t>((in.cols >> 8) & 0xff));
   out.push_back(static_cast<std::uint8_t>(in.rows - 1));
   out.push_back(in.eps_index);
-  out.push_back(
-      static_cast<std::uint8_t>(static_cast<unsigned>(in.fill) | (in.cross_check_oracle ? 4u : 0u)));
+  const unsigned random = in.random_family < 0 ? 0u : 8u | (static_cast<unsigned>(in.random_family & 3) << 4);
+  out.push_back(static_cast<std::uint8_t>(static_cast<unsigned>(in.fill) |
+                                          (in.cross_check_oracle ? 4u : 0u) | random));
   out.push_back(in.fill_seed);
   const std::size_t xs = SizeOf(in.signature.dtype), ps = SizeOf(in.signature.param_dtype);
   for (std::uint64_t v : in.x) WriteBits(v, xs, &out);
@@ -272,7 +275,35 @@ std::vector<std::uint8_t> EncodeInput(const FuzzInput& in) {
   return out;
 }
 
+std::uint64_t RandomDataSeed(const FuzzInput& in) {
+  std::uint64_t seed = 0xcbf29ce484222325ULL ^ in.fill_seed;
+  for (std::uint64_t v : in.x) seed = (seed ^ v) * 0x100000001b3ULL;
+  return seed;
+}
+
+namespace {
+
+// A random-data input's case: the family's draw for the header's shape.
+Case RandomDataCase(const FuzzInput& in) {
+  FamilyParams p;
+  p.norm = in.signature.norm;
+  p.dtype = in.signature.dtype;
+  p.param_dtype = in.signature.param_dtype;
+  p.d = in.d;
+  p.rows = in.rows;
+  p.eps = static_cast<double>(kEps[in.eps_index % kEps.size()]);
+  p.with_dy = in.backward;
+  p.affine = in.affine != AffineMode::kNone;
+  p.seed = RandomDataSeed(in);
+  Case c = GenerateCase(*FindFamily(kRandomDataFamilies[in.random_family & 3]), p);
+  c.kernel = "-";
+  return c;
+}
+
+}  // namespace
+
 Case Materialize(const FuzzInput& in) {
+  if (in.random_family >= 0) return RandomDataCase(in);
   Case c;
   c.kernel = "-";
   c.norm = in.signature.norm;

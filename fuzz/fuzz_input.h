@@ -17,7 +17,13 @@
 //   byte 6     rows - 1, modulo kMaxRows.
 //   byte 7     eps: index into EpsTable(), modulo its size.
 //   byte 8     bits 0-1 fill mode (FillMode); bit 2 cross-check the oracle's
-//              two backends on this input (exact paths, small inputs only).
+//              two backends on this input (exact paths, small inputs only);
+//              bit 3 random data: the values are a random-data family's
+//              (bits 4-5 pick it from kRandomDataFamilies) with the header's
+//              norm, dtypes, d, rows, eps, backward and affine flags, seeded
+//              by byte 9 and the explicit x values, and judged as ln_check
+//              judges that family (the statistical tier where its model
+//              holds, HoldsTheTypicalModel).
 //   byte 9     fill seed.
 //   then       x: rows x c values (row-major), gamma: c, beta: c, dy: rows x c
 //              (each array present as the flags say), in the x dtype for x and
@@ -50,6 +56,12 @@ inline constexpr std::int64_t kDefaultMaxD = 4096;
 inline constexpr std::int64_t kMaxMaxD = 65535;  // d is a 16-bit field
 
 enum class AffineMode : std::uint8_t { kNone = 0, kGamma = 1, kGammaBeta = 2 };
+
+// The random-data families (harness/families.h, IsRandomDataFamily) whose
+// shape follows d and rows: what byte 8's bits 4-5 pick for a random-data
+// input.
+inline constexpr const char* kRandomDataFamilies[4] = {"standard_normal", "heavy_tails",
+                                                       "two_halves", "rows_differ"};
 
 // How columns c..d-1 are made from the explicit columns 0..c-1 of the same row.
 enum class FillMode : std::uint8_t {
@@ -90,6 +102,8 @@ struct FuzzInput {
   std::uint8_t eps_index = 0;
   FillMode fill = FillMode::kCycle;
   bool cross_check_oracle = false;
+  // -1: the explicit values and the fill; 0..3: kRandomDataFamilies[i].
+  int random_family = -1;
   std::uint8_t fill_seed = 0;
   std::vector<std::uint64_t> x;      // rows * cols
   std::vector<std::uint64_t> gamma;  // cols, when affine != kNone
@@ -114,8 +128,13 @@ std::size_t EncodedSize(const FuzzInput& in);
 // values, pads with the array's neutral value: x 0, gamma 1, beta 0, dy 1).
 void Normalize(FuzzInput* in);
 
-// The full case: explicit columns plus the fill. kernel is "-".
+// The full case: explicit columns plus the fill, or the random-data
+// family's case (provenance.family names it). kernel is "-".
 Case Materialize(const FuzzInput& in);
+
+// The family seed of a random-data input: the fill seed and the explicit x
+// values (FNV-1a), so that mutating either draws another case.
+std::uint64_t RandomDataSeed(const FuzzInput& in);
 
 // A case -> input with at most max_cols explicit columns (the rest by
 // kScatterLowBits fill). Fails (returns false, sets *error) when the case's

@@ -74,6 +74,45 @@ TEST(FuzzInput, EncodingThenDecodingGivesTheSameInputAndCase) {
   }
 }
 
+TEST(FuzzInput, ARandomDataInputIsItsFamilysCaseForTheHeadersShape) {
+  const DecodeConfig config = EverySignature();
+  for (int f = 0; f < 4; ++f) {
+    EXPECT_TRUE(IsRandomDataFamily(kRandomDataFamilies[f])) << kRandomDataFamilies[f];
+    FuzzInput in;
+    in.signature = {Norm::kLayerNorm, DType::kBF16, DType::kBF16};
+    in.d = 300;
+    in.cols = 2;
+    in.rows = 5;
+    in.eps_index = 3;
+    in.backward = true;
+    in.affine = AffineMode::kGammaBeta;
+    in.random_family = f;
+    Normalize(&in);
+    const auto bytes = EncodeInput(in);
+    const FuzzInput back = DecodeInput(bytes.data(), bytes.size(), config);
+    EXPECT_EQ(back.random_family, f);
+    EXPECT_EQ(EncodeInput(back), bytes);
+    const Case c = Materialize(back);
+    FamilyParams p;
+    p.dtype = p.param_dtype = DType::kBF16;
+    p.d = 300;
+    p.rows = 5;
+    p.eps = static_cast<double>(EpsTable()[3]);
+    p.seed = RandomDataSeed(back);
+    const Case want = GenerateCase(*FindFamily(kRandomDataFamilies[f]), p);
+    EXPECT_EQ(c.provenance.family, kRandomDataFamilies[f]);
+    EXPECT_EQ(c.x, want.x);
+    EXPECT_EQ(c.gamma, want.gamma);
+    EXPECT_EQ(c.beta, want.beta);
+    EXPECT_EQ(c.dy, want.dy);
+    EXPECT_EQ(c.eps, want.eps);
+    // Another explicit x value draws another row.
+    FuzzInput other = back;
+    other.x[0] ^= 1;
+    EXPECT_NE(Materialize(other).x, c.x);
+  }
+}
+
 TEST(FuzzInput, AShortInputDrivesALongRowThroughTheFill) {
   FuzzInput in;
   in.signature = {Norm::kLayerNorm, DType::kF32, DType::kF32};

@@ -276,9 +276,14 @@ void Mutate(FuzzInput* in, Mutation m, Rng& rng, const DecodeConfig& config) {
                                                 EpsTable().size());
       break;
     case Mutation::kChangeFlags:
-      switch (Uniform(rng, 0, 4)) {
+      switch (Uniform(rng, 0, 5)) {
         case 0:
           in->backward = !in->backward;
+          break;
+        case 5:  // explicit values <-> a random-data family, or another family
+          in->random_family = in->random_family < 0 || Chance(rng, 2)
+                                  ? static_cast<int>(Uniform(rng, 0, 3))
+                                  : -1;
           break;
         case 1:
           in->affine = static_cast<AffineMode>((static_cast<int>(in->affine) + Uniform(rng, 1, 2)) % 3);

@@ -13,6 +13,7 @@
 #include <sstream>
 
 #include "fuzz/finding_class.h"
+#include "harness/families.h"
 #include "harness/formats.h"
 #include "impls/plugin/loader.h"
 
@@ -123,14 +124,22 @@ std::string OutsideBaseline(const FuzzConfig& config, const ImplInfo& impl, cons
   return OutsideClasses(b->second, c, ref, j, FormatOf(impl.acc_dtype));
 }
 
+// The judge's options for impl on c: the statistical tier where c is a
+// random-data family's case (fuzz_input.h, byte 8 bit 3), as in ln_check.
+JudgeOptions OptionsFor(const ImplInfo& impl, const Case& c) {
+  JudgeOptions jo;
+  jo.typical = TypicalTierFor(impl, c.provenance.family, TypicalTier::kFail);
+  return jo;
+}
+
 // Whether the one-row case `one` may stand for the whole input c: it still
 // fails, and for an observed kernel it is on the same side of the baseline
 // (the case file must show what trapped, or what did not).
 bool RowStandsForInput(const FuzzConfig& config, const ImplInfo& impl, const Case& c,
                        const Reference& ref, const Judgement& whole, const Case& one) {
-  if (impl.status != ImplStatus::kObserved) return IsFailure(Judge(impl, one).verdict);
+  if (impl.status != ImplStatus::kObserved) return IsFailure(Judge(impl, one, OptionsFor(impl, one)).verdict);
   const Reference one_ref = ComputeReference(one);
-  const Judgement j1 = JudgeWithReference(impl, one, one_ref);
+  const Judgement j1 = JudgeWithReference(impl, one, one_ref, OptionsFor(impl, one));
   if (!IsFailure(j1.verdict)) return false;
   return OutsideBaseline(config, impl, c, ref, whole).empty() ==
          OutsideBaseline(config, impl, one, one_ref, j1).empty();
@@ -152,7 +161,7 @@ Finding KernelFinding(const FuzzConfig& config, const ImplInfo& impl, const Case
     Case one = SelectRows(c, {RowOf(o, *j[o].worst, c.d)});
     if (RowStandsForInput(config, impl, c, ref, j, one)) w = std::move(one);
   }
-  JudgeOptions keep;
+  JudgeOptions keep = OptionsFor(impl, w);
   keep.keep_elements = true;
   const Judgement shown = Judge(impl, w, keep);
   o = DecidingOutput(shown);
@@ -188,7 +197,8 @@ Finding KernelFinding(const FuzzConfig& config, const ImplInfo& impl, const Case
   f.c = w;
   f.c.kernel = impl.name;
   f.c.provenance.found_by = "fuzz_ln (libFuzzer differential fuzzing against the oracle)";
-  f.c.provenance.family = "fuzz";
+  // A random-data input keeps its family: the replay applies the same tier.
+  if (f.c.provenance.family.empty()) f.c.provenance.family = "fuzz";
   f.c.provenance.why = WhyText(impl, f.verdict, o, outside);
   f.c.provenance.notes.push_back("input class " + input_class);
   if (!f.known.empty()) f.c.provenance.notes.push_back("known finding: " + f.known);
@@ -484,13 +494,16 @@ RunResult RunCase(const FuzzConfig& config, const Case& c, const std::vector<con
       prewritten = WriteFindingCase(config, pre, &error);
     }
     t0 = Clock::now();
-    const Judgement j = JudgeWithReference(*impl, c, ref);
+    const JudgeOptions jo = OptionsFor(*impl, c);
+    const Judgement j = JudgeWithReference(*impl, c, ref, jo);
     res.stats.kernel_seconds += Seconds(t0, Clock::now());
     ++res.stats.kernels_judged;
     for (const OutputResult& o : j.outputs) {
       if (!o.present) continue;
       res.stats.judged_elements += o.count;
       res.stats.unclaimed_elements += o.unclaimed + o.out_of_range;
+      if (jo.typical != TypicalTier::kOff) res.stats.typical_elements += o.count;
+      res.stats.beyond_typical_elements += o.beyond_typical;
     }
     if (!prewritten.empty()) std::filesystem::remove(prewritten);
     AddJudgementFeatures(static_cast<std::size_t>(impl - config.impls.data()), j, &res.features);

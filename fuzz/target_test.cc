@@ -312,5 +312,86 @@ TEST(FuzzTarget, RunInputJudgesTheKernelsTheSelectorChose) {
   EXPECT_EQ(RunInput(config, bytes.data(), bytes.size()).stats.kernels_judged, 1);
 }
 
+
+// float rounded toward zero from a double (chops the low bits).
+float Chop(double v) {
+  float f = static_cast<float>(v);
+  if (std::fabs(static_cast<double>(f)) > std::fabs(v)) {
+    f = std::nextafter(f, 0.0f);
+  }
+  return f;
+}
+
+// An f32 two-pass LayerNorm whose variance sum rounds each addition toward
+// zero instead of to nearest (an accumulator with the wrong rounding, as a
+// truncating software conversion gives). Every error is within the serial
+// model's worst case (u per addition), but they all have one sign: the sum
+// of squares, which only grows, loses about u d/4 relative, far beyond the
+// statistical tier's lambda sqrt(d) u at long rows.
+int TruncatingVarianceForward(const ForwardArgs* a) {
+  const auto* x = static_cast<const float*>(a->x);
+  const auto* gamma = static_cast<const float*>(a->gamma);
+  const auto* beta = static_cast<const float*>(a->beta);
+  for (std::int64_t r = 0; r < a->rows; ++r) {
+    const float* row = x + r * a->d;
+    float sum = 0;
+    for (std::int64_t i = 0; i < a->d; ++i) sum += row[i];
+    const float mean = sum / static_cast<float>(a->d);
+    float sq = 0;
+    for (std::int64_t i = 0; i < a->d; ++i) {
+      const float t = row[i] - mean;
+      sq = Chop(static_cast<double>(sq) + static_cast<double>(t * t));
+    }
+    const float rstd = 1.0f / std::sqrt(sq / static_cast<float>(a->d) + a->eps);
+    float* y = static_cast<float*>(a->y) + r * a->d;
+    for (std::int64_t i = 0; i < a->d; ++i) {
+      const float xhat = (row[i] - mean) * rstd;
+      y[i] = (gamma ? gamma[i] : 1.0f) * xhat + (beta ? beta[i] : 0.0f);
+    }
+    if (a->mean) a->mean[r] = mean;
+    if (a->rstd) a->rstd[r] = rstd;
+  }
+  return 0;
+}
+
+// A random-data input (byte 8 bit 3) is judged under the statistical tier,
+// as ln_check judges its family: a control whose error hides under the
+// worst-case bound is caught there, beyond_typical, and passes when the same
+// case is judged under the deterministic tier alone.
+TEST(FuzzTarget, ARandomDataInputCatchesAControlOnlyTheStatisticalTierSees) {
+  ImplInfo control = Kernel("f32/two_pass/cpu-scalar");
+  control.name = "f32/truncating_variance/test-fake";
+  control.forward = &TruncatingVarianceForward;
+  control.backward = nullptr;
+  control.status = ImplStatus::kNegativeControl;
+  FuzzConfig config;
+  ASSERT_EQ(SelectKernels({control}, "*", &config), "");
+  config.decode.max_d = kMaxMaxD;
+  FuzzInput in;
+  in.signature = {Norm::kLayerNorm, DType::kF32, DType::kF32};
+  in.d = kMaxMaxD;
+  in.cols = 1;
+  in.rows = 2;
+  in.random_family = 0;  // standard_normal
+  Normalize(&in);
+  const auto bytes = EncodeInput(in);
+  const Case c = Materialize(DecodeInput(bytes.data(), bytes.size(), config.decode));
+  ASSERT_EQ(c.provenance.family, "standard_normal");
+  const RunResult r = RunInput(config, bytes.data(), bytes.size());
+  ASSERT_EQ(r.findings.size(), 1u) << "d " << c.d << ", kernels " << r.stats.kernels_judged
+                                   << ", typical " << r.stats.typical_elements << ", beyond "
+                                   << r.stats.beyond_typical_elements;
+  EXPECT_EQ(r.findings[0].verdict, Verdict::kBeyondTypical) << r.findings[0].detail;
+  EXPECT_GT(r.stats.beyond_typical_elements, 0);
+  EXPECT_EQ(r.stats.typical_elements, r.stats.judged_elements);
+  EXPECT_EQ(r.findings[0].c.provenance.family, "standard_normal");  // the replay's tier
+
+  Case deterministic_only = c;
+  deterministic_only.provenance.family = "fuzz";
+  const RunResult d = RunCase(config, deterministic_only, CompatibleKernels(config, c), false);
+  EXPECT_TRUE(d.findings.empty()) << d.findings[0].detail;
+  EXPECT_EQ(d.stats.typical_elements, 0);
+}
+
 }  // namespace
 }  // namespace lnv::fuzz

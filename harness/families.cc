@@ -508,6 +508,10 @@ bool IsRandomDataFamily(std::string_view name) {
   return false;
 }
 
+bool HoldsTheTypicalModel(std::string_view name) {
+  return IsRandomDataFamily(name) && name != "heavy_tails";
+}
+
 Case GenerateCase(const Family& family, const FamilyParams& p) {
   Case c = family.generate(p);
   c.provenance.family = std::string(family.name);

@@ -136,8 +136,8 @@ class KernelRunner;  // harness/isolate.h
 // hold), a failure (kBeyondTypical), or counted and reported only.
 enum class TypicalTier { kOff, kFail, kReport };
 
-// The tier a case of `family` applies to `impl`: off outside the random-data
-// families (IsRandomDataFamily); counted only for observed kernels, whose
+// The tier a case of `family` applies to `impl`: off outside the families
+// that hold its model (HoldsTheTypicalModel, harness/families.h); counted only for observed kernels, whose
 // findings their baselines record; else `requested` (kFail by default in
 // the tools, kReport with --typical=report).
 TypicalTier TypicalTierFor(const ImplInfo& impl, std::string_view family, TypicalTier requested);

@@ -248,7 +248,9 @@ TEST(JudgeElement, AKernelInfinityForAFiniteExactValueFailsEvenWithoutAClaim) {
 // a finite kernel value within the bound of an exact value just past the
 // overflow threshold passes (fuzz_ln found an fp32 RMSNorm y 0.6 ulp below
 // such an exact value failed as infinitely wrong), one beyond the bound does
-// not, and the other infinity never does.
+// not, and the other infinity only where the bound reaches the threshold on
+// its side (fuzz_ln: an f16 RMSNorm dx of +1.2e7 with a bound of 2.2e8, the
+// kernel -inf).
 TEST(JudgeElement, AFiniteValueWithinTheBoundOfAnExactOverflowPasses) {
   const double inf = std::numeric_limits<double>::infinity();
   const double max = MaxFinite(kBinary16);  // 65504
@@ -263,6 +265,10 @@ TEST(JudgeElement, AFiniteValueWithinTheBoundOfAnExactOverflowPasses) {
   EXPECT_EQ(JudgeElement(0, -inf, ev, 2 * (past - max), kBinary16, true).verdict,
             Verdict::kBoundExceeded);
   EXPECT_EQ(JudgeElement(0, inf, ev, 2 * (past - max), kBinary16, true).verdict, Verdict::kPass);
+  const double t = OverflowThreshold(kBinary16);
+  EXPECT_EQ(JudgeElement(0, -inf, ev, past + t, kBinary16, true).verdict, Verdict::kPass);
+  EXPECT_EQ(JudgeElement(0, -inf, ev, past + t / 2, kBinary16, true).verdict,
+            Verdict::kBoundExceeded);
 }
 
 // A kernel infinity is reachable when exact +- bound reaches the overflow

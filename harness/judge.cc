@@ -544,10 +544,15 @@ Judgement JudgeWithReference(const ImplInfo& impl, const Case& c, const Referenc
       for (std::int64_t r = 0; r < rows; ++r) {
         const std::int64_t idx = r * d + i;
         const double ady = std::fabs(c.dy[idx]);
+        col.sum_abs_dy += ady;
+        // A row holding NaN or +-inf adds dy (+-0) exactly to the dgamma
+        // columns of its finite elements (RMSNorm: r = 0 there) and NaN to
+        // the others, whose exact value is then NaN: the other rows bound
+        // the column. (dbeta = sum dy takes every row.)
+        if (!ref.forward.stats[r].finite) continue;
         const double xh = ref.forward.xhat[idx];
         col.sum_abs_dy_xhat += ady * std::fabs(xh);
         col.sum_abs_dy_xhat_err += ady * XhatError(bb[r], xh);
-        col.sum_abs_dy += ady;
         if (typical) typical_xhat_err[i] += ady * XhatError(bbt[r], xh);
       }
     }

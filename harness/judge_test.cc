@@ -537,6 +537,9 @@ TEST(JudgeElement, AnAcceptedNanBesideAValueJudgedWithinItsBound) {
 // FLT_MAX, finite and nonzero everywhere.
 bool g_rms_garbage = false;
 
+// Scales the textbook kernel's dgamma (1: correct).
+double g_dgamma_scale = 1.0;
+
 double RmsRstd(const float* x, std::int64_t d, float eps) {
   double s = 0;
   for (std::int64_t i = 0; i < d; ++i) {
@@ -584,7 +587,7 @@ int TextbookRmsBackward(const BackwardArgs* a) {
     }
   }
   for (std::int64_t i = 0; i < a->d; ++i) {
-    if (a->dgamma) static_cast<float*>(a->dgamma)[i] = static_cast<float>(dg[i]);
+    if (a->dgamma) static_cast<float*>(a->dgamma)[i] = static_cast<float>(dg[i] * g_dgamma_scale);
   }
   return 0;
 }
@@ -603,7 +606,10 @@ ImplInfo TextbookRmsImpl() {
 
 class JudgeRmsInfTest : public ::testing::Test {
  protected:
-  void TearDown() override { g_rms_garbage = false; }
+  void TearDown() override {
+    g_rms_garbage = false;
+    g_dgamma_scale = 1.0;
+  }
   // nan_inf_rows (a finite row, then NaN, +inf, -inf, both infinities), as RMSNorm with gamma.
   static Case InfRows() {
     FamilyParams p;
@@ -651,6 +657,33 @@ TEST_F(JudgeRmsInfTest, CatchesFiniteNonzeroGarbageOnARowHoldingAnInfinity) {
   EXPECT_EQ(j[Output::kY].verdict, Verdict::kNanMismatch) << Summarize(j);  // at the infinity
   EXPECT_EQ(j[Output::kRstd].verdict, Verdict::kBoundExceeded) << Summarize(j);
   EXPECT_EQ(j[Output::kDx].verdict, Verdict::kNanMismatch) << Summarize(j);
+}
+
+// A row holding +-inf contributes exactly dy * (+-0) to every dgamma column
+// but its infinity's: the finite rows still bound those columns (the row's
+// non-finite statistics used to make every column's bound +inf, so dgamma
+// was judged by the NaN contract alone there).
+TEST_F(JudgeRmsInfTest, TheFiniteRowsStillBoundTheDgammaColumnsBesideAnInfiniteRow) {
+  FamilyParams p;
+  p.norm = Norm::kRmsNorm;
+  p.d = 16;
+  p.rows = 2;
+  Case c = GenerateCase(*FindFamily("standard_normal"), p);
+  c.x[static_cast<std::size_t>(c.d + 3)] = std::numeric_limits<double>::infinity();
+  JudgeOptions opt;
+  opt.keep_elements = true;
+  const Judgement j = Judge(TextbookRmsImpl(), c, opt);
+  EXPECT_EQ(j.verdict, Verdict::kPass) << Summarize(j);
+  for (const ElementResult& e : j[Output::kDgamma].elements) {
+    if (e.index == 3) {
+      EXPECT_TRUE(std::isnan(e.exact.rounded));
+    } else {
+      EXPECT_TRUE(std::isfinite(e.bound)) << "dgamma[" << e.index << "] has no claim";
+    }
+  }
+  g_dgamma_scale = 1 + 0x1p-12;  // far beyond a double-accumulated sum of two terms
+  const Judgement off = Judge(TextbookRmsImpl(), c, opt);
+  EXPECT_EQ(off[Output::kDgamma].verdict, Verdict::kBoundExceeded) << Summarize(off);
 }
 
 }  // namespace

@@ -174,8 +174,8 @@ void BM_Kernel(benchmark::State& state, Spec s) {
   Check(cudaGetLastError(), s.Name().c_str());
   state.counters["GB/s"] = sec > 0 ? s.Bytes() / sec / 1e9 : 0.0;
   Results()[s.Name()].kernel_s = sec;
-  for (void* p : {x, gamma, beta, y, static_cast<void*>(mean), static_cast<void*>(rstd), dy, dgamma,
-                  dbeta}) {
+  for (void* p :
+       {x, gamma, beta, y, static_cast<void*>(mean), static_cast<void*>(rstd), dy, dgamma, dbeta}) {
     if (p != nullptr) cudaFree(p);
   }
 }
@@ -195,8 +195,8 @@ void BM_Memcpy(benchmark::State& state, Spec s) {
 }
 
 void PrintSummary(const std::vector<Spec>& specs, std::FILE* out) {
-  std::fprintf(out, "\n%-28s %12s %12s %8s %10s\n", "case", "kernel GB/s", "memcpy GB/s",
-               "ratio", "of 4.8TB/s");
+  std::fprintf(out, "\n%-28s %12s %12s %8s %10s\n", "case", "kernel GB/s", "memcpy GB/s", "ratio",
+               "of 4.8TB/s");
   for (const Spec& s : specs) {
     const auto it = Results().find(s.Name());
     if (it == Results().end() || it->second.kernel_s <= 0) continue;
@@ -264,8 +264,7 @@ int main(int argc, char** argv) {
   }
   for (const Spec& s : specs) {
     benchmark::RegisterBenchmark(s.Name().c_str(), BM_Kernel, s)->UseManualTime();
-    benchmark::RegisterBenchmark(("memcpy_d2d/" + s.Name()).c_str(), BM_Memcpy, s)
-        ->UseManualTime();
+    benchmark::RegisterBenchmark(("memcpy_d2d/" + s.Name()).c_str(), BM_Memcpy, s)->UseManualTime();
   }
   benchmark::RunSpecifiedBenchmarks();
   std::cout.flush();

@@ -118,8 +118,7 @@ void BM_Oracle(benchmark::State& state, const Workload* w, bool fast_path) {
   }
   SetElementCounters(state, *w);
   // Share of elements the fast path handed to the exact path (1 when it is off).
-  state.counters["slow_frac"] =
-      static_cast<double>(slow) / static_cast<double>(w->rows * w->d);
+  state.counters["slow_frac"] = static_cast<double>(slow) / static_cast<double>(w->rows * w->d);
   if (undecided != 0) state.counters["undecided"] = static_cast<double>(undecided);
 }
 

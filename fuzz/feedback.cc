@@ -131,7 +131,8 @@ void AddJudgementFeatures(std::size_t slot, const Judgement& j, FeatureSet* out)
 }
 
 void AddOracleFeatures(std::int64_t slow_path, std::int64_t undecided, FeatureSet* out) {
-  out->Add(kOracle, 0, static_cast<std::uint64_t>(SafeIlogb(static_cast<double>(slow_path), -1, 20) + 1));
+  out->Add(kOracle, 0,
+           static_cast<std::uint64_t>(SafeIlogb(static_cast<double>(slow_path), -1, 20) + 1));
   out->Add(kOracle, 1, undecided > 0 ? 1 : 0);
 }
 

@@ -35,8 +35,8 @@ bool AllFinite(const std::vector<double>& v) {
 
 }  // namespace
 
-std::string FindingClass(const Case& c, const Reference& ref, Output output, std::optional<std::int64_t> row,
-                         FloatFormat acc) {
+std::string FindingClass(const Case& c, const Reference& ref, Output output,
+                         std::optional<std::int64_t> row, FloatFormat acc) {
   const double limit = MaxFinite(acc) / 8;
   std::vector<std::int64_t> rows;
   if (row) {
@@ -57,7 +57,8 @@ std::string FindingClass(const Case& c, const Reference& ref, Output output, std
   std::string out =
       std::string(NormName(c.norm)) + "/" + std::string(DTypeName(c.dtype)) + "/x:" + kXNames[x];
   out += AllFinite(c.gamma) && AllFinite(c.beta) ? "/params:finite" : "/params:nonfinite";
-  const bool backward = output == Output::kDx || output == Output::kDgamma || output == Output::kDbeta;
+  const bool backward =
+      output == Output::kDx || output == Output::kDgamma || output == Output::kDbeta;
   if (backward && !c.dy.empty()) {
     bool dy_finite = true, g_huge = false;
     for (std::int64_t r : rows) {

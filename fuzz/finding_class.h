@@ -34,8 +34,8 @@ namespace lnv::fuzz {
 // The class of the rows that matter for `output`: `row` for a row output
 // (y, mean, rstd, dx), every row for a column output (dgamma, dbeta).
 // `acc` is the kernel's accumulation format.
-std::string FindingClass(const Case& c, const Reference& ref, Output output, std::optional<std::int64_t> row,
-                         FloatFormat acc);
+std::string FindingClass(const Case& c, const Reference& ref, Output output,
+                         std::optional<std::int64_t> row, FloatFormat acc);
 
 }  // namespace lnv::fuzz
 

@@ -44,7 +44,8 @@ TEST(FindingClass, NamesNonFiniteParamsSpecialRowsAndLargeKappa) {
   c.x[8 + 1] = std::numeric_limits<double>::quiet_NaN();               // row 1
   for (int i = 0; i < 8; ++i) c.x[16 + i] = 4096 + (i % 2) * 0x1p-10;  // row 2: kappa ~ 2^23
   const Reference ref = ComputeReference(c);
-  EXPECT_NE(FindingClass(c, ref, Output::kY, 0, kBinary32).find("/params:nonfinite"), std::string::npos);
+  EXPECT_NE(FindingClass(c, ref, Output::kY, 0, kBinary32).find("/params:nonfinite"),
+            std::string::npos);
   EXPECT_NE(FindingClass(c, ref, Output::kY, 1, kBinary32).find("/x:nan/"), std::string::npos);
   EXPECT_NE(FindingClass(c, ref, Output::kY, 2, kBinary32).find("/kappa:large"), std::string::npos);
   // A column output takes the worst row.

@@ -28,8 +28,9 @@ std::uint64_t Mix(std::uint64_t z) {  // splitmix64's finalizer
 }
 
 std::uint64_t FillHash(std::uint8_t seed, ArrayId array, std::int64_t row, std::int64_t col) {
-  return Mix(Mix(Mix(seed ^ (static_cast<std::uint64_t>(array) << 8)) ^ static_cast<std::uint64_t>(row)) ^
-             static_cast<std::uint64_t>(col));
+  return Mix(
+      Mix(Mix(seed ^ (static_cast<std::uint64_t>(array) << 8)) ^ static_cast<std::uint64_t>(row)) ^
+      static_cast<std::uint64_t>(col));
 }
 
 DType DTypeFromBits(unsigned v) { return static_cast<DType>(v & 3u); }
@@ -65,13 +66,14 @@ bool IsFiniteNonzero(std::uint64_t bits, const BitLayout& l) {
 }
 
 // Expands explicit columns to d columns per row.
-std::vector<double> Expand(const FuzzInput& in, const std::vector<std::uint64_t>& ex, std::int64_t nrows,
-                           DType t, ArrayId id, double neutral) {
+std::vector<double> Expand(const FuzzInput& in, const std::vector<std::uint64_t>& ex,
+                           std::int64_t nrows, DType t, ArrayId id, double neutral) {
   const std::int64_t d = in.d, c = in.cols;
   const BitLayout l = LayoutOf(t);
   std::uint64_t noise_mask = 0;
   if (in.fill == FillMode::kScatterLowBits) noise_mask = 3;
-  if (in.fill == FillMode::kScatterHalfMantissa) noise_mask = (std::uint64_t{1} << (l.mantissa / 2)) - 1;
+  if (in.fill == FillMode::kScatterHalfMantissa)
+    noise_mask = (std::uint64_t{1} << (l.mantissa / 2)) - 1;
   std::vector<double> out(static_cast<std::size_t>(nrows * d));
   for (std::int64_t r = 0; r < nrows; ++r) {
     for (std::int64_t j = 0; j < d; ++j) {
@@ -85,7 +87,8 @@ std::vector<double> Expand(const FuzzInput& in, const std::vector<std::uint64_t>
         continue;
       }
       const std::uint64_t h = FillHash(in.fill_seed, id, r, j);
-      const std::int64_t src = in.fill == FillMode::kCycle ? j % c : static_cast<std::int64_t>(h % c);
+      const std::int64_t src =
+          in.fill == FillMode::kCycle ? j % c : static_cast<std::int64_t>(h % c);
       std::uint64_t bits = ex[static_cast<std::size_t>(r * c + src)];
       if (noise_mask != 0 && IsFiniteNonzero(bits, l)) bits ^= (h >> 16) & noise_mask;
       v = FromBits(bits, t);
@@ -178,12 +181,14 @@ FuzzInput DecodeInput(const std::uint8_t* data, std::size_t size, const DecodeCo
   if (size > 0) std::memcpy(h.data(), data, std::min(size, kHeaderSize));
   FuzzInput in;
   in.kernel_selector = h[0];
-  in.signature = Snap(
-      {(h[1] & 1) ? Norm::kRmsNorm : Norm::kLayerNorm, DTypeFromBits(h[1] >> 1), DTypeFromBits(h[1] >> 3)},
-      config.signatures);
+  in.signature = Snap({(h[1] & 1) ? Norm::kRmsNorm : Norm::kLayerNorm, DTypeFromBits(h[1] >> 1),
+                       DTypeFromBits(h[1] >> 3)},
+                      config.signatures);
   in.backward = (h[1] >> 5) & 1;
   const unsigned affine = h[1] >> 6;
-  in.affine = affine == 0 ? AffineMode::kNone : affine == 1 ? AffineMode::kGamma : AffineMode::kGammaBeta;
+  in.affine = affine == 0   ? AffineMode::kNone
+              : affine == 1 ? AffineMode::kGamma
+                            : AffineMode::kGammaBeta;
   const std::int64_t max_d = std::clamp<std::int64_t>(config.max_d, 1, kMaxMaxD);
   const std::int64_t d_raw = h[2] | (h[3] << 8);
   in.d = d_raw >= 1 && d_raw <= max_d ? d_raw : (d_raw == 0 ? 1 : (d_raw - 1) % max_d + 1);
@@ -263,7 +268,8 @@ std::vector<std::uint8_t> EncodeInput(const FuzzInput& in) {
   out.push_back(static_cast<std::uint8_t>((in.cols >> 8) & 0xff));
   out.push_back(static_cast<std::uint8_t>(in.rows - 1));
   out.push_back(in.eps_index);
-  const unsigned random = in.random_family < 0 ? 0u : 8u | (static_cast<unsigned>(in.random_family & 3) << 4);
+  const unsigned random =
+      in.random_family < 0 ? 0u : 8u | (static_cast<unsigned>(in.random_family & 3) << 4);
   out.push_back(static_cast<std::uint8_t>(static_cast<unsigned>(in.fill) |
                                           (in.cross_check_oracle ? 4u : 0u) | random));
   out.push_back(in.fill_seed);
@@ -321,7 +327,8 @@ Case Materialize(const FuzzInput& in) {
 
 bool InputFromCase(const Case& c, std::int64_t max_cols, FuzzInput* out, std::string* error) {
   if (c.rows < 1 || c.rows > kMaxRows) {
-    *error = "rows = " + std::to_string(c.rows) + " is outside [1, " + std::to_string(kMaxRows) + "]";
+    *error =
+        "rows = " + std::to_string(c.rows) + " is outside [1, " + std::to_string(kMaxRows) + "]";
     return false;
   }
   if (c.d < 1 || c.d > kMaxMaxD) {

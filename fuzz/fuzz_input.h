@@ -65,9 +65,10 @@ inline constexpr const char* kRandomDataFamilies[4] = {"standard_normal", "heavy
 
 // How columns c..d-1 are made from the explicit columns 0..c-1 of the same row.
 enum class FillMode : std::uint8_t {
-  kCycle = 0,                // column j copies column j mod c
-  kScatter = 1,              // column j copies a pseudo-random explicit column
-  kScatterLowBits = 2,       // as kScatter, finite nonzero copies get their 2 lowest mantissa bits scrambled
+  kCycle = 0,    // column j copies column j mod c
+  kScatter = 1,  // column j copies a pseudo-random explicit column
+  kScatterLowBits =
+      2,  // as kScatter, finite nonzero copies get their 2 lowest mantissa bits scrambled
   kScatterHalfMantissa = 3,  // as kScatter, with the lower half of the mantissa scrambled
 };
 

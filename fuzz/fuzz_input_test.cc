@@ -64,7 +64,8 @@ TEST(FuzzInput, EncodingThenDecodingGivesTheSameInputAndCase) {
       const Case m = Materialize(back);
       ASSERT_EQ(m.x.size(), c.x.size());
       for (std::size_t i = 0; i < c.x.size(); ++i) {
-        EXPECT_TRUE(m.x[i] == c.x[i] || (std::isnan(m.x[i]) && std::isnan(c.x[i]))) << f.name << " x" << i;
+        EXPECT_TRUE(m.x[i] == c.x[i] || (std::isnan(m.x[i]) && std::isnan(c.x[i])))
+            << f.name << " x" << i;
       }
       EXPECT_EQ(m.gamma, c.gamma) << f.name;
       EXPECT_EQ(m.beta, c.beta) << f.name;

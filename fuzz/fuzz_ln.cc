@@ -69,23 +69,23 @@ void PrintStats() {
   const double wall =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - g_totals.start).count();
   const double cpu = static_cast<double>(std::clock()) / CLOCKS_PER_SEC;
-  std::fprintf(stderr,
-               "fuzz_ln stats: %lld inputs in %.1f s wall, %.1f s CPU (%.0f exec/s, %.0f per CPU second),"
-               " %lld kernel runs, %.1f elements/input; time in the target %.1f s: oracle %.1f s"
-               " (%.0f%% of the target, %.0f%% of wall), kernels+judge %.1f s (%.0f%%);"
-               " %.3g%% of judged elements without a claim; %lld judged under the statistical"
-               " tier (random-data inputs), %lld beyond it\n",
-               static_cast<long long>(g_totals.inputs), wall, cpu, g_totals.inputs / std::max(wall, 1e-9),
-               g_totals.inputs / std::max(cpu, 1e-9), static_cast<long long>(g_totals.kernels),
-               static_cast<double>(g_totals.elements) / std::max<std::int64_t>(1, g_totals.inputs),
-               g_totals.in_target, g_totals.oracle,
-               100 * g_totals.oracle / std::max(g_totals.in_target, 1e-9),
-               100 * g_totals.oracle / std::max(wall, 1e-9), g_totals.kernel,
-               100 * g_totals.kernel / std::max(g_totals.in_target, 1e-9),
-               100 * static_cast<double>(g_totals.unclaimed) /
-                   static_cast<double>(std::max<std::int64_t>(1, g_totals.judged)),
-               static_cast<long long>(g_totals.typical),
-               static_cast<long long>(g_totals.beyond_typical));
+  std::fprintf(
+      stderr,
+      "fuzz_ln stats: %lld inputs in %.1f s wall, %.1f s CPU (%.0f exec/s, %.0f per CPU second),"
+      " %lld kernel runs, %.1f elements/input; time in the target %.1f s: oracle %.1f s"
+      " (%.0f%% of the target, %.0f%% of wall), kernels+judge %.1f s (%.0f%%);"
+      " %.3g%% of judged elements without a claim; %lld judged under the statistical"
+      " tier (random-data inputs), %lld beyond it\n",
+      static_cast<long long>(g_totals.inputs), wall, cpu, g_totals.inputs / std::max(wall, 1e-9),
+      g_totals.inputs / std::max(cpu, 1e-9), static_cast<long long>(g_totals.kernels),
+      static_cast<double>(g_totals.elements) / std::max<std::int64_t>(1, g_totals.inputs),
+      g_totals.in_target, g_totals.oracle,
+      100 * g_totals.oracle / std::max(g_totals.in_target, 1e-9),
+      100 * g_totals.oracle / std::max(wall, 1e-9), g_totals.kernel,
+      100 * g_totals.kernel / std::max(g_totals.in_target, 1e-9),
+      100 * static_cast<double>(g_totals.unclaimed) /
+          static_cast<double>(std::max<std::int64_t>(1, g_totals.judged)),
+      static_cast<long long>(g_totals.typical), static_cast<long long>(g_totals.beyond_typical));
 }
 
 bool HasFlag(int argc, char** argv, const char* prefix) {
@@ -136,7 +136,8 @@ extern "C" int LLVMFuzzerInitialize(int* argc, char*** argv) {
                                             : ("LNV_FUZZ_IMPLS=" + g_config->impls_glob).c_str(),
                g_config->decode.signatures.size(), static_cast<long long>(g_config->decode.max_d),
                g_config->cases_dir.c_str());
-  if (const char* s = std::getenv("LNV_FUZZ_KEEP_GOING"); s != nullptr) g_keep_going = std::string(s) == "1";
+  if (const char* s = std::getenv("LNV_FUZZ_KEEP_GOING"); s != nullptr)
+    g_keep_going = std::string(s) == "1";
   if (const char* s = std::getenv("LNV_FUZZ_STATS"); s != nullptr && std::string(s) == "1") {
     std::atexit(PrintStats);
   }
@@ -146,7 +147,8 @@ extern "C" int LLVMFuzzerInitialize(int* argc, char*** argv) {
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const auto t0 = std::chrono::steady_clock::now();
   const lnv::fuzz::RunResult r = lnv::fuzz::RunInput(*g_config, data, size);
-  g_totals.in_target += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  g_totals.in_target +=
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   ++g_totals.inputs;
   g_totals.kernels += r.stats.kernels_judged;
   g_totals.elements += r.stats.elements;
@@ -165,11 +167,13 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     if (!traps && !recorded.insert(f.key).second) continue;
     std::string error;
     const std::string path = lnv::fuzz::WriteFindingCase(*g_config, f, &error);
-    if (path.empty()) std::fprintf(stderr, "fuzz_ln: cannot write the case file: %s\n", error.c_str());
-    const std::string note = traps              ? ""
-                             : f.traps          ? "(LNV_FUZZ_KEEP_GOING: recorded, not trapped)\n"
-                             : !f.known.empty() ? "(known finding: " + f.known + "; recorded, not trapped)\n"
-                                                : "(observed kernel: recorded, not trapped)\n";
+    if (path.empty())
+      std::fprintf(stderr, "fuzz_ln: cannot write the case file: %s\n", error.c_str());
+    const std::string note = traps     ? ""
+                             : f.traps ? "(LNV_FUZZ_KEEP_GOING: recorded, not trapped)\n"
+                             : !f.known.empty()
+                                 ? "(known finding: " + f.known + "; recorded, not trapped)\n"
+                                 : "(observed kernel: recorded, not trapped)\n";
     std::fprintf(stderr, "%s%s", lnv::fuzz::FormatFinding(f, path).c_str(), note.c_str());
     trap |= traps;
   }
@@ -180,12 +184,14 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   return 0;
 }
 
-extern "C" size_t LLVMFuzzerCustomMutator(uint8_t* data, size_t size, size_t max_size, unsigned int seed) {
+extern "C" size_t LLVMFuzzerCustomMutator(uint8_t* data, size_t size, size_t max_size,
+                                          unsigned int seed) {
   return lnv::fuzz::MutateBytes(data, size, max_size, seed, g_config->decode, &LLVMFuzzerMutate);
 }
 
-extern "C" size_t LLVMFuzzerCustomCrossOver(const uint8_t* data1, size_t size1, const uint8_t* data2,
-                                            size_t size2, uint8_t* out, size_t max_out_size,
-                                            unsigned int seed) {
-  return lnv::fuzz::CrossOverBytes(data1, size1, data2, size2, out, max_out_size, seed, g_config->decode);
+extern "C" size_t LLVMFuzzerCustomCrossOver(const uint8_t* data1, size_t size1,
+                                            const uint8_t* data2, size_t size2, uint8_t* out,
+                                            size_t max_out_size, unsigned int seed) {
+  return lnv::fuzz::CrossOverBytes(data1, size1, data2, size2, out, max_out_size, seed,
+                                   g_config->decode);
 }

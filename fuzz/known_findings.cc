@@ -24,7 +24,8 @@ bool ParseKnownFindings(std::string_view text, std::vector<KnownFinding>* out, s
       if (r != std::string::npos) k.reason = line.substr(r);
     }
     if (k.pattern.find('|') == std::string::npos || k.reason.empty()) {
-      *error = "line " + std::to_string(n) + ": expected `kernel|verdict|output|class-glob  reason`";
+      *error =
+          "line " + std::to_string(n) + ": expected `kernel|verdict|output|class-glob  reason`";
       return false;
     }
     out->push_back(std::move(k));
@@ -32,7 +33,8 @@ bool ParseKnownFindings(std::string_view text, std::vector<KnownFinding>* out, s
   return true;
 }
 
-bool ReadKnownFindings(const std::string& path, std::vector<KnownFinding>* out, std::string* error) {
+bool ReadKnownFindings(const std::string& path, std::vector<KnownFinding>* out,
+                       std::string* error) {
   std::ifstream in(path);
   if (!in) {
     *error = path + ": cannot read";
@@ -47,7 +49,8 @@ bool ReadKnownFindings(const std::string& path, std::vector<KnownFinding>* out, 
   return true;
 }
 
-const KnownFinding* MatchKnownFinding(const std::vector<KnownFinding>& known, const std::string& key) {
+const KnownFinding* MatchKnownFinding(const std::vector<KnownFinding>& known,
+                                      const std::string& key) {
   for (const KnownFinding& k : known) {
     if (GlobMatch(k.pattern, key)) return &k;
   }

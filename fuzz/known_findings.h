@@ -26,7 +26,8 @@ bool ParseKnownFindings(std::string_view text, std::vector<KnownFinding>* out, s
 bool ReadKnownFindings(const std::string& path, std::vector<KnownFinding>* out, std::string* error);
 
 // The first entry whose pattern matches key, or nullptr.
-const KnownFinding* MatchKnownFinding(const std::vector<KnownFinding>& known, const std::string& key);
+const KnownFinding* MatchKnownFinding(const std::vector<KnownFinding>& known,
+                                      const std::string& key);
 
 }  // namespace lnv::fuzz
 

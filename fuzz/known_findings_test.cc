@@ -8,14 +8,14 @@ namespace {
 TEST(KnownFindings, AMatchingKeyNamesItsReasonAndOthersDoNot) {
   std::vector<KnownFinding> known;
   std::string error;
-  ASSERT_TRUE(
-      ParseKnownFindings("# comment\n\n*|nan_mismatch|dx|*/g:huge/*   sums of g overflow\n", &known, &error))
+  ASSERT_TRUE(ParseKnownFindings("# comment\n\n*|nan_mismatch|dx|*/g:huge/*   sums of g overflow\n",
+                                 &known, &error))
       << error;
   ASSERT_EQ(known.size(), 1u);
-  const KnownFinding* k = MatchKnownFinding(
-      known,
-      "f32/two_pass/cpu-scalar|nan_mismatch|dx|layer_norm/f32/x:finite/params:finite/dy:finite/g:huge/"
-      "kappa:moderate/eps:small");
+  const KnownFinding* k = MatchKnownFinding(known,
+                                            "f32/two_pass/cpu-scalar|nan_mismatch|dx|layer_norm/"
+                                            "f32/x:finite/params:finite/dy:finite/g:huge/"
+                                            "kappa:moderate/eps:small");
   ASSERT_NE(k, nullptr);
   EXPECT_EQ(k->reason, "sums of g overflow");
   // The negative control: the same kernel and output with g:ok is not known.
@@ -37,7 +37,8 @@ TEST(KnownFindings, AnEntryWithoutAReasonOrAKeyShapedPatternIsRefused) {
 TEST(KnownFindings, TheCommittedListParses) {
   std::vector<KnownFinding> known;
   std::string error;
-  EXPECT_TRUE(ReadKnownFindings(std::string(LNV_SOURCE_DIR) + "/fuzz/known_findings.txt", &known, &error))
+  EXPECT_TRUE(
+      ReadKnownFindings(std::string(LNV_SOURCE_DIR) + "/fuzz/known_findings.txt", &known, &error))
       << error;
 }
 

@@ -30,8 +30,8 @@ std::vector<std::uint64_t>* PickArray(FuzzInput* in, Rng& rng, DType* t) {
   if (!in->beta.empty()) arrays.push_back({&in->beta, pt});
   if (!in->dy.empty()) arrays.insert(arrays.end(), 2, {&in->dy, xt});
   if (arrays.empty()) return nullptr;
-  const auto& pick =
-      arrays[static_cast<std::size_t>(Uniform(rng, 0, static_cast<std::int64_t>(arrays.size()) - 1))];
+  const auto& pick = arrays[static_cast<std::size_t>(
+      Uniform(rng, 0, static_cast<std::int64_t>(arrays.size()) - 1))];
   *t = pick.second;
   return pick.first;
 }
@@ -55,7 +55,8 @@ void ConvertAll(std::vector<std::uint64_t>* v, DType from, DType to) {
 // A new d: near the old one, a vector-width boundary, or anywhere allowed.
 std::int64_t NewD(std::int64_t d, std::int64_t max_d, Rng& rng) {
   static constexpr std::array<std::int64_t, 24> kInteresting = {
-      1, 2, 3, 4, 5, 7, 8, 9, 15, 16, 17, 31, 32, 33, 63, 64, 65, 127, 128, 129, 255, 256, 1024, 4096};
+      1,  2,  3,  4,  5,  7,   8,   9,   15,  16,  17,   31,
+      32, 33, 63, 64, 65, 127, 128, 129, 255, 256, 1024, 4096};
   std::int64_t n = d;
   switch (Uniform(rng, 0, 5)) {
     case 0:
@@ -81,19 +82,22 @@ std::int64_t NewD(std::int64_t d, std::int64_t max_d, Rng& rng) {
   return n == d ? (d < max_d ? d + 1 : std::max<std::int64_t>(1, d - 1)) : n;
 }
 
-void RebuildRows(std::vector<std::uint64_t>* v, std::int64_t rows, std::int64_t old_cols, std::int64_t cols,
-                 std::uint64_t neutral) {
+void RebuildRows(std::vector<std::uint64_t>* v, std::int64_t rows, std::int64_t old_cols,
+                 std::int64_t cols, std::uint64_t neutral) {
   std::vector<std::uint64_t> out;
   out.reserve(static_cast<std::size_t>(rows * cols));
   for (std::int64_t r = 0; r < rows; ++r) {
     for (std::int64_t j = 0; j < cols; ++j) {
-      out.push_back(old_cols == 0 ? neutral : (*v)[static_cast<std::size_t>(r * old_cols + j % old_cols)]);
+      out.push_back(old_cols == 0 ? neutral
+                                  : (*v)[static_cast<std::size_t>(r * old_cols + j % old_cols)]);
     }
   }
   *v = std::move(out);
 }
 
-std::int64_t MaxD(const DecodeConfig& config) { return std::clamp<std::int64_t>(config.max_d, 1, kMaxMaxD); }
+std::int64_t MaxD(const DecodeConfig& config) {
+  return std::clamp<std::int64_t>(config.max_d, 1, kMaxMaxD);
+}
 
 // Mutations of single values. Returns false when the input has none.
 bool MutateValue(FuzzInput* in, Mutation m, Rng& rng) {
@@ -103,7 +107,8 @@ bool MutateValue(FuzzInput* in, Mutation m, Rng& rng) {
   std::uint64_t& bits =
       (*v)[static_cast<std::size_t>(Uniform(rng, 0, static_cast<std::int64_t>(v->size()) - 1))];
   const BitLayout l = LayoutOf(t);
-  const std::uint64_t width_mask = l.width == 64 ? ~std::uint64_t{0} : (std::uint64_t{1} << l.width) - 1;
+  const std::uint64_t width_mask =
+      l.width == 64 ? ~std::uint64_t{0} : (std::uint64_t{1} << l.width) - 1;
   switch (m) {
     case Mutation::kFlipBit:
       bits ^= std::uint64_t{1} << Uniform(rng, 0, l.width - 1);
@@ -116,8 +121,8 @@ bool MutateValue(FuzzInput* in, Mutation m, Rng& rng) {
       break;
     case Mutation::kSpecial: {
       const auto specials = SpecialBits(t);
-      bits =
-          specials[static_cast<std::size_t>(Uniform(rng, 0, static_cast<std::int64_t>(specials.size()) - 1))];
+      bits = specials[static_cast<std::size_t>(
+          Uniform(rng, 0, static_cast<std::int64_t>(specials.size()) - 1))];
       break;
     }
     default: {  // kNudgeUlps: adjacent bit patterns are adjacent values of one sign
@@ -158,10 +163,12 @@ bool MutateRow(FuzzInput* in, Mutation m, Rng& rng) {
         if (std::isfinite(x)) max_abs = std::max(max_abs, std::fabs(x));
       }
       const int e0 = max_abs > 0 ? std::ilogb(max_abs) : 0;
-      const double shift = std::ldexp(1.0 + std::ldexp(static_cast<double>(Uniform(rng, 0, 255)), -8),
-                                      e0 + static_cast<int>(Uniform(rng, -4, 40))) *
-                           (Chance(rng, 2) ? 1.0 : -1.0);
-      for (std::int64_t j = 0; j < c; ++j) row[j] = ToBits(RoundInto(FromBits(row[j], t) + shift, t), t);
+      const double shift =
+          std::ldexp(1.0 + std::ldexp(static_cast<double>(Uniform(rng, 0, 255)), -8),
+                     e0 + static_cast<int>(Uniform(rng, -4, 40))) *
+          (Chance(rng, 2) ? 1.0 : -1.0);
+      for (std::int64_t j = 0; j < c; ++j)
+        row[j] = ToBits(RoundInto(FromBits(row[j], t) + shift, t), t);
       break;
     }
     case Mutation::kScaleRow: {
@@ -205,8 +212,8 @@ void ChangeSignature(FuzzInput* in, Rng& rng, const DecodeConfig& config) {
     next = config.signatures[static_cast<std::size_t>(
         Uniform(rng, 0, static_cast<std::int64_t>(config.signatures.size()) - 1))];
   } else {
-    next = {Chance(rng, 2) ? Norm::kLayerNorm : Norm::kRmsNorm, static_cast<DType>(Uniform(rng, 0, 3)),
-            static_cast<DType>(Uniform(rng, 0, 3))};
+    next = {Chance(rng, 2) ? Norm::kLayerNorm : Norm::kRmsNorm,
+            static_cast<DType>(Uniform(rng, 0, 3)), static_cast<DType>(Uniform(rng, 0, 3))};
   }
   ConvertAll(&in->x, in->signature.dtype, next.dtype);
   ConvertAll(&in->dy, in->signature.dtype, next.dtype);
@@ -272,8 +279,8 @@ void Mutate(FuzzInput* in, Mutation m, Rng& rng, const DecodeConfig& config) {
       ChangeRows(in, rng);
       break;
     case Mutation::kChangeEps:
-      in->eps_index = static_cast<std::uint8_t>((in->eps_index + Uniform(rng, 1, EpsTable().size() - 1)) %
-                                                EpsTable().size());
+      in->eps_index = static_cast<std::uint8_t>(
+          (in->eps_index + Uniform(rng, 1, EpsTable().size() - 1)) % EpsTable().size());
       break;
     case Mutation::kChangeFlags:
       switch (Uniform(rng, 0, 5)) {
@@ -281,12 +288,12 @@ void Mutate(FuzzInput* in, Mutation m, Rng& rng, const DecodeConfig& config) {
           in->backward = !in->backward;
           break;
         case 5:  // explicit values <-> a random-data family, or another family
-          in->random_family = in->random_family < 0 || Chance(rng, 2)
-                                  ? static_cast<int>(Uniform(rng, 0, 3))
-                                  : -1;
+          in->random_family =
+              in->random_family < 0 || Chance(rng, 2) ? static_cast<int>(Uniform(rng, 0, 3)) : -1;
           break;
         case 1:
-          in->affine = static_cast<AffineMode>((static_cast<int>(in->affine) + Uniform(rng, 1, 2)) % 3);
+          in->affine =
+              static_cast<AffineMode>((static_cast<int>(in->affine) + Uniform(rng, 1, 2)) % 3);
           break;
         case 2:
           in->fill = static_cast<FillMode>((static_cast<int>(in->fill) + Uniform(rng, 1, 3)) % 4);
@@ -358,8 +365,8 @@ std::size_t MutateBytes(std::uint8_t* data, std::size_t size, std::size_t max_si
 }
 
 std::size_t CrossOverBytes(const std::uint8_t* a, std::size_t a_size, const std::uint8_t* b,
-                           std::size_t b_size, std::uint8_t* out, std::size_t max_out, unsigned seed,
-                           const DecodeConfig& config) {
+                           std::size_t b_size, std::uint8_t* out, std::size_t max_out,
+                           unsigned seed, const DecodeConfig& config) {
   Rng rng(seed);
   FuzzInput x = DecodeInput(a, a_size, config);
   FuzzInput y = DecodeInput(b, b_size, config);

@@ -63,8 +63,8 @@ std::size_t MutateBytes(std::uint8_t* data, std::size_t size, std::size_t max_si
 // LLVMFuzzerCustomCrossOver: the header and rows of one input with rows,
 // columns or parameter arrays of the other (converted to the first's dtypes).
 std::size_t CrossOverBytes(const std::uint8_t* a, std::size_t a_size, const std::uint8_t* b,
-                           std::size_t b_size, std::uint8_t* out, std::size_t max_out, unsigned seed,
-                           const DecodeConfig& config);
+                           std::size_t b_size, std::uint8_t* out, std::size_t max_out,
+                           unsigned seed, const DecodeConfig& config);
 
 }  // namespace lnv::fuzz
 

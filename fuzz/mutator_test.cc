@@ -29,14 +29,17 @@ FuzzInput SmallIntegers(DType t, std::int64_t d, std::int64_t rows) {
   in.rows = rows;
   in.backward = true;
   in.affine = AffineMode::kGammaBeta;
-  for (std::int64_t i = 0; i < rows * d; ++i) in.x.push_back(ToBits(static_cast<double>(i % 7) - 3, t));
+  for (std::int64_t i = 0; i < rows * d; ++i)
+    in.x.push_back(ToBits(static_cast<double>(i % 7) - 3, t));
   Normalize(&in);
   return in;
 }
 
-std::vector<double> RowValues(const FuzzInput& in, const std::vector<std::uint64_t>& v, std::int64_t r) {
+std::vector<double> RowValues(const FuzzInput& in, const std::vector<std::uint64_t>& v,
+                              std::int64_t r) {
   std::vector<double> out;
-  for (std::int64_t j = 0; j < in.cols; ++j) out.push_back(FromBits(v[r * in.cols + j], in.signature.dtype));
+  for (std::int64_t j = 0; j < in.cols; ++j)
+    out.push_back(FromBits(v[r * in.cols + j], in.signature.dtype));
   return out;
 }
 
@@ -133,12 +136,14 @@ TEST(Mutator, ChangingTheSignatureRoundsEveryValueOnceIntoTheNewDtype) {
   FuzzInput in;
   in.signature = {Norm::kLayerNorm, DType::kF64, DType::kF64};
   in.d = in.cols = 3;
-  in.x = {ToBits(1.0 + 0x1p-20, DType::kF64), ToBits(1e300, DType::kF64), ToBits(-3.0, DType::kF64)};
+  in.x = {ToBits(1.0 + 0x1p-20, DType::kF64), ToBits(1e300, DType::kF64),
+          ToBits(-3.0, DType::kF64)};
   std::mt19937_64 rng(1);
   Mutate(&in, Mutation::kChangeSignature, rng, config);
   ASSERT_EQ(in.signature.dtype, DType::kBF16);
   EXPECT_EQ(FromBits(in.x[0], DType::kBF16), 1.0);
-  EXPECT_EQ(FromBits(in.x[1], DType::kBF16), HUGE_VAL);  // beyond bf16's range: +inf, as IEEE rounds
+  EXPECT_EQ(FromBits(in.x[1], DType::kBF16),
+            HUGE_VAL);  // beyond bf16's range: +inf, as IEEE rounds
   EXPECT_EQ(FromBits(in.x[2], DType::kBF16), -3.0);
 }
 
@@ -156,7 +161,8 @@ TEST(Mutator, ByteMutationsStayWithinMaxSizeAndAreDeterministicInTheSeed) {
     const std::size_t n2 = MutateBytes(copy.data(), size, max_size, seed, config, nullptr);
     ASSERT_LE(n, max_size);
     ASSERT_EQ(n, n2);
-    ASSERT_TRUE(std::equal(data.begin(), data.begin() + static_cast<std::ptrdiff_t>(n), copy.begin()));
+    ASSERT_TRUE(
+        std::equal(data.begin(), data.begin() + static_cast<std::ptrdiff_t>(n), copy.begin()));
   }
 }
 
@@ -170,8 +176,8 @@ TEST(Mutator, MutatedInputsDifferFromTheirOriginalsAlmostAlways) {
     std::vector<std::uint8_t> bytes = EncodeInput(in);
     const std::vector<std::uint8_t> original = bytes;
     bytes.resize(4096);
-    const std::size_t n =
-        MutateBytes(bytes.data(), original.size(), bytes.size(), static_cast<unsigned>(k), config, nullptr);
+    const std::size_t n = MutateBytes(bytes.data(), original.size(), bytes.size(),
+                                      static_cast<unsigned>(k), config, nullptr);
     bytes.resize(n);
     same += bytes == original;
   }
@@ -200,12 +206,13 @@ TEST(Mutator, TheByteMutatorIsUsedForSomeCalls) {
 TEST(Mutator, CrossOverStaysWithinMaxSizeAndDecodes) {
   const DecodeConfig config = EverySignature();
   for (unsigned seed = 0; seed < 200; ++seed) {
-    const auto a = EncodeInput(SmallIntegers(static_cast<DType>(seed % 4), 1 + seed % 20, 1 + seed % 4));
+    const auto a =
+        EncodeInput(SmallIntegers(static_cast<DType>(seed % 4), 1 + seed % 20, 1 + seed % 4));
     const auto b =
         EncodeInput(SmallIntegers(static_cast<DType>((seed / 4) % 4), 1 + seed % 13, 1 + seed % 5));
     std::vector<std::uint8_t> out(kHeaderSize + seed * 8);
-    const std::size_t n =
-        CrossOverBytes(a.data(), a.size(), b.data(), b.size(), out.data(), out.size(), seed, config);
+    const std::size_t n = CrossOverBytes(a.data(), a.size(), b.data(), b.size(), out.data(),
+                                         out.size(), seed, config);
     ASSERT_LE(n, out.size());
     const FuzzInput x = DecodeInput(out.data(), n, config);
     EXPECT_EQ(ValidateCase(Materialize(x)), "");

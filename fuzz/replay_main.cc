@@ -42,7 +42,8 @@ bool Skipped(const fs::path& p) {
 }
 
 // Files named by the arguments, directories expanded; "" + *error on a bad path.
-bool CollectFiles(const std::vector<std::string>& args, std::vector<std::string>* files, std::string* error) {
+bool CollectFiles(const std::vector<std::string>& args, std::vector<std::string>* files,
+                  std::string* error) {
   for (const std::string& a : args) {
     std::error_code ec;
     if (fs::is_directory(a, ec)) {
@@ -80,7 +81,8 @@ int ReplayCaseFile(const lnv::fuzz::FuzzConfig& config, const std::vector<lnv::I
       if (i.name == c.kernel) kernel.push_back(&i);
     }
     if (kernel.empty() || !lnv::CheckCompatible(*kernel[0], c).empty()) {
-      std::cout << "error " << path << ": no registered kernel '" << c.kernel << "' that can run it\n";
+      std::cout << "error " << path << ": no registered kernel '" << c.kernel
+                << "' that can run it\n";
       return 2;
     }
   }
@@ -90,7 +92,8 @@ int ReplayCaseFile(const lnv::fuzz::FuzzConfig& config, const std::vector<lnv::I
   bool caught = false;
   std::string note;
   for (const lnv::fuzz::Finding& f : r.findings) {
-    if (f.kind == lnv::fuzz::FindingKind::kKernel && f.status == lnv::ImplStatus::kNegativeControl) {
+    if (f.kind == lnv::fuzz::FindingKind::kKernel &&
+        f.status == lnv::ImplStatus::kNegativeControl) {
       caught = true;
     } else if (!f.known.empty()) {
       note = ", known open finding: " + f.known;
@@ -168,12 +171,12 @@ int main(int argc, char** argv) {
   const lnv::PluginLoad all = lnv::ImplsWithPlugins();
   int worst = 0, failed = 0;
   for (const std::string& f : files) {
-    const int rc =
-        fs::path(f).extension() == ".case" ? ReplayCaseFile(config, all.impls, f) : ReplayInput(config, f);
+    const int rc = fs::path(f).extension() == ".case" ? ReplayCaseFile(config, all.impls, f)
+                                                      : ReplayInput(config, f);
     worst = std::max(worst, rc);
     failed += rc != 0;
   }
-  std::cout << (worst == 0 ? "ok" : "FAILED") << ": " << files.size() - failed << "/" << files.size()
-            << " files as expected\n";
+  std::cout << (worst == 0 ? "ok" : "FAILED") << ": " << files.size() - failed << "/"
+            << files.size() << " files as expected\n";
   return worst;
 }

@@ -73,7 +73,8 @@ int main(int argc, char** argv) {
   int written = 0;
   for (const lnv::Family& family : lnv::AllFamilies()) {
     for (lnv::Norm norm : {lnv::Norm::kLayerNorm, lnv::Norm::kRmsNorm}) {
-      for (lnv::DType t : {lnv::DType::kF32, lnv::DType::kBF16, lnv::DType::kF16, lnv::DType::kF64}) {
+      for (lnv::DType t :
+           {lnv::DType::kF32, lnv::DType::kBF16, lnv::DType::kF16, lnv::DType::kF64}) {
         lnv::FamilyParams p;
         p.norm = norm;
         p.dtype = t;
@@ -86,8 +87,9 @@ int main(int argc, char** argv) {
         const lnv::Case c = lnv::GenerateCase(family, p);
         lnv::fuzz::FuzzInput in;
         std::string error;
-        const std::string name = "seed-" + std::string(family.name) + "-" + std::string(lnv::NormName(norm)) +
-                                 "-" + std::string(lnv::DTypeName(t));
+        const std::string name = "seed-" + std::string(family.name) + "-" +
+                                 std::string(lnv::NormName(norm)) + "-" +
+                                 std::string(lnv::DTypeName(t));
         if (!lnv::fuzz::InputFromCase(c, static_cast<std::int64_t>(d), &in, &error)) {
           std::cout << "skip  " << name << ": " << error << "\n";
           continue;
@@ -97,7 +99,8 @@ int main(int argc, char** argv) {
         const std::vector<std::uint8_t> bytes = lnv::fuzz::EncodeInput(in);
         const std::string path = (std::filesystem::path(out_dir) / name).string();
         std::ofstream o(path, std::ios::binary | std::ios::trunc);
-        o.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+        o.write(reinterpret_cast<const char*>(bytes.data()),
+                static_cast<std::streamsize>(bytes.size()));
         if (!o) {
           std::cerr << "fuzz_ln_seeds: cannot write " << path << "\n";
           return 2;

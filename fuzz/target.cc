@@ -36,8 +36,8 @@ std::string Fmt(const char* f, double v) {
 std::string FileSafe(std::string_view s) {
   std::string o;
   for (char ch : s) {
-    const bool ok = (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') ||
-                    ch == '.' || ch == '-' || ch == '_';
+    const bool ok = (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') ||
+                    (ch >= '0' && ch <= '9') || ch == '.' || ch == '-' || ch == '_';
     o += ok ? ch : '_';
   }
   return o;
@@ -87,14 +87,17 @@ std::string WorstLine(const Case& c, const OutputResult& o) {
   for (const ElementResult& el : o.elements) {
     if (el.index == *o.worst) e = &el;
   }
-  std::string s = "worst    " + std::string(OutputName(o.output)) + "[" + std::to_string(*o.worst) + "]";
+  std::string s =
+      "worst    " + std::string(OutputName(o.output)) + "[" + std::to_string(*o.worst) + "]";
   if (o.output == Output::kY || o.output == Output::kDx) {
-    s += " (row " + std::to_string(*o.worst / c.d) + ", col " + std::to_string(*o.worst % c.d) + ")";
+    s +=
+        " (row " + std::to_string(*o.worst / c.d) + ", col " + std::to_string(*o.worst % c.d) + ")";
   }
   if (e == nullptr) return s;
   s += ": kernel " + FormatValue(e->kernel) + ", exact " + FormatValue(e->exact.hi + e->exact.lo) +
        " (rounded " + FormatValue(e->exact.rounded) + "), error " + Fmt("%.6g", e->error) + " (" +
-       Fmt("%.4g", e->ulps) + " ulp), bound " + Fmt("%.6g", e->bound) + ", use " + Fmt("%.4g", e->bound_use);
+       Fmt("%.4g", e->ulps) + " ulp), bound " + Fmt("%.6g", e->bound) + ", use " +
+       Fmt("%.4g", e->bound_use);
   return s;
 }
 
@@ -137,7 +140,8 @@ JudgeOptions OptionsFor(const ImplInfo& impl, const Case& c) {
 // (the case file must show what trapped, or what did not).
 bool RowStandsForInput(const FuzzConfig& config, const ImplInfo& impl, const Case& c,
                        const Reference& ref, const Judgement& whole, const Case& one) {
-  if (impl.status != ImplStatus::kObserved) return IsFailure(Judge(impl, one, OptionsFor(impl, one)).verdict);
+  if (impl.status != ImplStatus::kObserved)
+    return IsFailure(Judge(impl, one, OptionsFor(impl, one)).verdict);
   const Reference one_ref = ComputeReference(one);
   const Judgement j1 = JudgeWithReference(impl, one, one_ref, OptionsFor(impl, one));
   if (!IsFailure(j1.verdict)) return false;
@@ -145,8 +149,8 @@ bool RowStandsForInput(const FuzzConfig& config, const ImplInfo& impl, const Cas
          OutsideBaseline(config, impl, one, one_ref, j1).empty();
 }
 
-Finding KernelFinding(const FuzzConfig& config, const ImplInfo& impl, const Case& c, const Reference& ref,
-                      const Judgement& j) {
+Finding KernelFinding(const FuzzConfig& config, const ImplInfo& impl, const Case& c,
+                      const Reference& ref, const Judgement& j) {
   Finding f;
   f.kind = FindingKind::kKernel;
   f.kernel = impl.name;
@@ -172,10 +176,11 @@ Finding KernelFinding(const FuzzConfig& config, const ImplInfo& impl, const Case
   for (const ElementResult& e : shown[o].elements) {
     if (!shown[o].worst || e.index != *shown[o].worst) continue;
     if (std::isinf(e.bound)) input_class += "/claim:none";
-    input_class += "/worst:" + std::string(ValueKind(e.kernel)) + "-vs-" + ValueKind(e.exact.rounded);
+    input_class +=
+        "/worst:" + std::string(ValueKind(e.kernel)) + "-vs-" + ValueKind(e.exact.rounded);
   }
-  f.key = impl.name + "|" + std::string(VerdictName(f.verdict)) + "|" + std::string(OutputName(o)) + "|" +
-          input_class;
+  f.key = impl.name + "|" + std::string(VerdictName(f.verdict)) + "|" + std::string(OutputName(o)) +
+          "|" + input_class;
   if (const KnownFinding* k = MatchKnownFinding(config.known, f.key)) f.known = k->reason;
   const bool observed = impl.status == ImplStatus::kObserved;
   // Judged on the case written, which RowStandsForInput keeps on the whole input's side.
@@ -184,11 +189,11 @@ Finding KernelFinding(const FuzzConfig& config, const ImplInfo& impl, const Case
           ? OutsideBaseline(config, impl, w, w.rows == c.rows ? ref : ComputeReference(w), shown)
           : "";
   f.traps = f.known.empty() && (!observed || !outside.empty());
-  f.detail = "kernel   " + impl.name + " (" + std::string(StatusName(impl.status)) + ", bound model " +
-             std::string(AlgorithmName(impl.bound_algorithm)) + ")\n" + "verdict  " +
-             std::string(VerdictName(f.verdict)) + " on " + std::string(OutputName(o)) + "\n" +
-             WorstLine(w, shown[o]) + "\n" + "result   " + Summarize(shown) +
-             (shown.message.empty() ? "" : "\nmessage  " + shown.message);
+  f.detail = "kernel   " + impl.name + " (" + std::string(StatusName(impl.status)) +
+             ", bound model " + std::string(AlgorithmName(impl.bound_algorithm)) + ")\n" +
+             "verdict  " + std::string(VerdictName(f.verdict)) + " on " +
+             std::string(OutputName(o)) + "\n" + WorstLine(w, shown[o]) + "\n" + "result   " +
+             Summarize(shown) + (shown.message.empty() ? "" : "\nmessage  " + shown.message);
   if (observed) {
     f.detail += outside.empty()
                     ? "\nbaseline within its recorded classes (ObservedClasses, fuzz/target.h)"
@@ -215,10 +220,11 @@ Finding OracleFinding(FindingKind kind, const Case& c, const std::string& what) 
   f.key = std::string("oracle|") +
           (kind == FindingKind::kOracleUndecided ? "undecided" : "backends_disagree") + "|" +
           what.substr(0, what.find('['));
-  f.detail = std::string("oracle   ") +
-             (kind == FindingKind::kOracleUndecided ? "returned undecided (its precision cap was reached)"
-                                                    : "its two backends (Boost, MPFR) disagree") +
-             "\nwhere    " + what;
+  f.detail =
+      std::string("oracle   ") +
+      (kind == FindingKind::kOracleUndecided ? "returned undecided (its precision cap was reached)"
+                                             : "its two backends (Boost, MPFR) disagree") +
+      "\nwhere    " + what;
   f.c = c;
   f.c.kernel = "-";
   f.c.provenance.found_by = "fuzz_ln (libFuzzer, oracle self-check)";
@@ -235,12 +241,14 @@ Finding OracleFinding(FindingKind kind, const Case& c, const std::string& what) 
 std::string FirstUndecided(const Reference& ref) {
   auto scan = [](const std::vector<ExactValue>& v, const char* name) -> std::string {
     for (std::size_t i = 0; i < v.size(); ++i) {
-      if (v[i].status == ValueStatus::kUndecided) return std::string(name) + "[" + std::to_string(i) + "]";
+      if (v[i].status == ValueStatus::kUndecided)
+        return std::string(name) + "[" + std::to_string(i) + "]";
     }
     return "";
   };
-  for (const auto& [v, name] : {std::pair{&ref.forward.y, "y"}, std::pair{&ref.forward.mean, "mean"},
-                                std::pair{&ref.forward.rstd, "rstd"}}) {
+  for (const auto& [v, name] :
+       {std::pair{&ref.forward.y, "y"}, std::pair{&ref.forward.mean, "mean"},
+        std::pair{&ref.forward.rstd, "rstd"}}) {
     if (auto s = scan(*v, name); !s.empty()) return s;
   }
   if (ref.backward) {
@@ -264,15 +272,15 @@ std::string Describe(const ExactValue& v) {
 
 // Compares two oracle answers: every field (exact = true) or the rounded
 // value and status. Returns "" or "output[i]: a vs b".
-std::string Compare(const std::vector<ExactValue>& a, const std::vector<ExactValue>& b, const char* name,
-                    const char* a_name, const char* b_name, bool exact) {
+std::string Compare(const std::vector<ExactValue>& a, const std::vector<ExactValue>& b,
+                    const char* name, const char* a_name, const char* b_name, bool exact) {
   if (a.size() != b.size()) return std::string(name) + "[]: sizes differ";
   for (std::size_t i = 0; i < a.size(); ++i) {
     const bool same = SameBits(a[i].rounded, b[i].rounded) && a[i].status == b[i].status &&
                       (!exact || (SameBits(a[i].hi, b[i].hi) && SameBits(a[i].lo, b[i].lo)));
     if (!same) {
-      return std::string(name) + "[" + std::to_string(i) + "]: " + a_name + " " + Describe(a[i]) + " vs " +
-             b_name + " " + Describe(b[i]);
+      return std::string(name) + "[" + std::to_string(i) + "]: " + a_name + " " + Describe(a[i]) +
+             " vs " + b_name + " " + Describe(b[i]);
     }
   }
   return "";
@@ -280,8 +288,8 @@ std::string Compare(const std::vector<ExactValue>& a, const std::vector<ExactVal
 
 }  // namespace
 
-std::string CompareReferences(const Reference& a, const Reference& b, const char* a_name, const char* b_name,
-                              bool every_field) {
+std::string CompareReferences(const Reference& a, const Reference& b, const char* a_name,
+                              const char* b_name, bool every_field) {
   struct Pair {
     const std::vector<ExactValue>* a;
     const std::vector<ExactValue>* b;
@@ -309,12 +317,14 @@ std::string CrossCheckOracle(const Case& c, const Reference& fast) {
   return CompareReferences(fast, boost, "fast path", "exact path", false);
 }
 
-std::string SelectKernels(const std::vector<ImplInfo>& all, const std::string& glob, FuzzConfig* config) {
+std::string SelectKernels(const std::vector<ImplInfo>& all, const std::string& glob,
+                          FuzzConfig* config) {
   config->impls.clear();
   config->impls_glob = glob;
   for (const ImplInfo& impl : all) {
     if (impl.forward == nullptr) continue;
-    const bool take = glob.empty() ? impl.status != ImplStatus::kNegativeControl : GlobMatch(glob, impl.name);
+    const bool take =
+        glob.empty() ? impl.status != ImplStatus::kNegativeControl : GlobMatch(glob, impl.name);
     if (take) config->impls.push_back(impl);
   }
   config->decode.signatures.clear();
@@ -411,12 +421,13 @@ std::string ConfigFromEnv(FuzzConfig* config) {
     std::int64_t n = 0;
     const auto [p, ec] = std::from_chars(v, v + std::strlen(v), n);
     if (ec != std::errc() || *p != '\0' || n < 1 || n > kMaxMaxD) {
-      return "LNV_FUZZ_MAX_D='" + std::string(v) + "' is not an integer in [1, " + std::to_string(kMaxMaxD) +
-             "]";
+      return "LNV_FUZZ_MAX_D='" + std::string(v) + "' is not an integer in [1, " +
+             std::to_string(kMaxMaxD) + "]";
     }
     config->decode.max_d = n;
   }
-  if (const char* v = std::getenv("LNV_FUZZ_CASES_DIR"); v != nullptr && *v != '\0') config->cases_dir = v;
+  if (const char* v = std::getenv("LNV_FUZZ_CASES_DIR"); v != nullptr && *v != '\0')
+    config->cases_dir = v;
   if (const char* v = std::getenv("LNV_FUZZ_PREWRITE"); v != nullptr)
     config->prewrite = std::string(v) == "1";
   if (const char* v = std::getenv("LNV_FUZZ_KNOWN_FINDINGS"); v != nullptr && *v != '\0') {
@@ -439,22 +450,24 @@ std::vector<const ImplInfo*> CompatibleKernels(const FuzzConfig& config, const C
   return out;
 }
 
-std::vector<const ImplInfo*> ChosenKernels(const FuzzConfig& config, const Case& c, std::uint8_t selector) {
+std::vector<const ImplInfo*> ChosenKernels(const FuzzConfig& config, const Case& c,
+                                           std::uint8_t selector) {
   std::vector<const ImplInfo*> all = CompatibleKernels(config, c);
   const std::size_t pick = selector % (all.size() + 1);
   if (pick == 0) return all;
   return {all[pick - 1]};
 }
 
-RunResult RunCase(const FuzzConfig& config, const Case& c, const std::vector<const ImplInfo*>& kernels,
-                  bool cross_check_oracle) {
+RunResult RunCase(const FuzzConfig& config, const Case& c,
+                  const std::vector<const ImplInfo*>& kernels, bool cross_check_oracle) {
   RunResult res;
   res.stats.elements = c.rows * c.d;
   auto t0 = Clock::now();
   const Reference ref = ComputeReference(c);
   res.stats.oracle_seconds += Seconds(t0, Clock::now());
   AddInputFeatures(c, ref.forward.stats, &res.features);
-  const std::int64_t undecided = ref.forward.undecided + (ref.backward ? ref.backward->undecided : 0);
+  const std::int64_t undecided =
+      ref.forward.undecided + (ref.backward ? ref.backward->undecided : 0);
   AddOracleFeatures(ref.forward.slow_path + (ref.backward ? ref.backward->slow_path : 0), undecided,
                     &res.features);
   if (undecided > 0)
@@ -476,7 +489,8 @@ RunResult RunCase(const FuzzConfig& config, const Case& c, const std::vector<con
     }
     res.stats.oracle_seconds += Seconds(t0, Clock::now());
     if (!diff.empty()) {
-      res.findings.push_back(OracleFinding(FindingKind::kOracleBackends, k == c.rows ? c : sub, diff));
+      res.findings.push_back(
+          OracleFinding(FindingKind::kOracleBackends, k == c.rows ? c : sub, diff));
     }
   }
   for (const ImplInfo* impl : kernels) {
@@ -488,7 +502,8 @@ RunResult RunCase(const FuzzConfig& config, const Case& c, const std::vector<con
       pre.c.kernel = impl->name;
       pre.c.provenance.found_by = "fuzz_ln (libFuzzer), written before the kernel ran";
       pre.c.provenance.family = "fuzz";
-      pre.c.provenance.why = "the kernel crashed or hung on this input (the file is deleted when it returns)";
+      pre.c.provenance.why =
+          "the kernel crashed or hung on this input (the file is deleted when it returns)";
       pre.key = "prewrite";
       std::string error;
       prewritten = WriteFindingCase(config, pre, &error);
@@ -515,7 +530,8 @@ RunResult RunCase(const FuzzConfig& config, const Case& c, const std::vector<con
 RunResult RunInput(const FuzzConfig& config, const std::uint8_t* data, std::size_t size) {
   const FuzzInput in = DecodeInput(data, size, config.decode);
   const Case c = Materialize(in);
-  RunResult r = RunCase(config, c, ChosenKernels(config, c, in.kernel_selector), in.cross_check_oracle);
+  RunResult r =
+      RunCase(config, c, ChosenKernels(config, c, in.kernel_selector), in.cross_check_oracle);
   char note[96];
   std::snprintf(note, sizeof note, "fuzz input fnv1a64 %016llx (%zu bytes)",
                 static_cast<unsigned long long>(InputHash(data, size)), size);
@@ -532,16 +548,19 @@ std::string WriteFindingCase(const FuzzConfig& config, const Finding& f, std::st
   std::snprintf(hash, sizeof hash, "%016llx",
                 static_cast<unsigned long long>(
                     InputHash(reinterpret_cast<const std::uint8_t*>(text.data()), text.size())));
-  const std::string what =
-      f.key == "prewrite" ? std::string("crash")
-                          : std::string(VerdictName(f.verdict)) + "_" + std::string(OutputName(f.output));
+  const std::string what = f.key == "prewrite" ? std::string("crash")
+                                               : std::string(VerdictName(f.verdict)) + "_" +
+                                                     std::string(OutputName(f.output));
   const std::string stem =
       f.kind == FindingKind::kKernel
           ? FileSafe(f.kernel) + "__" + what
-          : std::string(f.kind == FindingKind::kOracleUndecided ? "oracle__undecided" : "oracle__backends");
+          : std::string(f.kind == FindingKind::kOracleUndecided ? "oracle__undecided"
+                                                                : "oracle__backends");
   const std::string path =
-      (std::filesystem::path(config.cases_dir) / ("fuzz__" + stem + "__" + hash + ".case")).string();
-  c.provenance.replay = (f.kind == FindingKind::kKernel ? "ln_check --replay " : "fuzz_ln_replay ") + path;
+      (std::filesystem::path(config.cases_dir) / ("fuzz__" + stem + "__" + hash + ".case"))
+          .string();
+  c.provenance.replay =
+      (f.kind == FindingKind::kKernel ? "ln_check --replay " : "fuzz_ln_replay ") + path;
   if (!WriteCaseFile(path, c, error)) return "";
   return path;
 }

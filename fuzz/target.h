@@ -92,7 +92,8 @@ struct FuzzConfig {
 // The selection: every entry of `all` whose name matches `glob`; with an
 // empty glob, every entry except the negative controls. Sets the
 // signatures inputs snap to. Returns "" or why no kernel was selected.
-std::string SelectKernels(const std::vector<ImplInfo>& all, const std::string& glob, FuzzConfig* config);
+std::string SelectKernels(const std::vector<ImplInfo>& all, const std::string& glob,
+                          FuzzConfig* config);
 
 // Reads the baseline (harness/baseline.h) of every observed kernel of
 // config->impls from `dir` into config->baselines (ClassesOf). Returns "" or
@@ -143,15 +144,16 @@ struct RunResult {
 };
 
 // One case against the given kernels (each compatible with it).
-RunResult RunCase(const FuzzConfig& config, const Case& c, const std::vector<const ImplInfo*>& kernels,
-                  bool cross_check_oracle);
+RunResult RunCase(const FuzzConfig& config, const Case& c,
+                  const std::vector<const ImplInfo*>& kernels, bool cross_check_oracle);
 
 // One fuzz input: decode, choose kernels by the selector, RunCase.
 RunResult RunInput(const FuzzConfig& config, const std::uint8_t* data, std::size_t size);
 
 // The kernels of the selection that can run c, and the ones the selector picks.
 std::vector<const ImplInfo*> CompatibleKernels(const FuzzConfig& config, const Case& c);
-std::vector<const ImplInfo*> ChosenKernels(const FuzzConfig& config, const Case& c, std::uint8_t selector);
+std::vector<const ImplInfo*> ChosenKernels(const FuzzConfig& config, const Case& c,
+                                           std::uint8_t selector);
 
 // Writes the finding's case file under config.cases_dir (directories made as
 // needed), with provenance; returns its path, or "" with *error set.
@@ -164,8 +166,8 @@ std::string FormatFinding(const Finding& f, const std::string& case_path);
 // "" when two oracle answers agree: on every field (rounded, hi, lo, status)
 // with every_field, else on the rounded value and status; otherwise the first
 // difference, "output[i]: <a_name> ... vs <b_name> ...".
-std::string CompareReferences(const Reference& a, const Reference& b, const char* a_name, const char* b_name,
-                              bool every_field);
+std::string CompareReferences(const Reference& a, const Reference& b, const char* a_name,
+                              const char* b_name, bool every_field);
 
 // The oracle's self-check on c: its Boost and MPFR backends (exact paths)
 // agree on every field, and `fast` (the default options) agrees with them on

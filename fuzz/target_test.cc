@@ -75,7 +75,8 @@ TEST(FuzzTarget, TheOnePassControlIsCaughtOnLargeMeanRowsAndTwoPassIsNot) {
 TEST(FuzzTarget, TheDefaultSelectionLeavesOutNegativeControlsAndAGlobCanNameThem) {
   FuzzConfig config;
   ASSERT_EQ(SelectKernels(AllImpls(), "", &config), "");
-  for (const ImplInfo& i : config.impls) EXPECT_NE(i.status, ImplStatus::kNegativeControl) << i.name;
+  for (const ImplInfo& i : config.impls)
+    EXPECT_NE(i.status, ImplStatus::kNegativeControl) << i.name;
   EXPECT_FALSE(config.decode.signatures.empty());
   ASSERT_EQ(SelectKernels(AllImpls(), "*/one_pass/*", &config), "");
   EXPECT_EQ(config.impls.size(), 4u);  // one per dtype
@@ -83,8 +84,9 @@ TEST(FuzzTarget, TheDefaultSelectionLeavesOutNegativeControlsAndAGlobCanNameThem
 
 TEST(FuzzTarget, AGlobThatMatchesNoKernelIsAnError) {
   FuzzConfig config;
-  EXPECT_NE(SelectKernels(AllImpls(), "no/such/kernel", &config).find("matches no registered kernel"),
-            std::string::npos);
+  EXPECT_NE(
+      SelectKernels(AllImpls(), "no/such/kernel", &config).find("matches no registered kernel"),
+      std::string::npos);
 }
 
 TEST(FuzzTarget, ABrokenClaimsBoundKernelTrapsWithAOneRowCaseThatLnCheckReplays) {
@@ -271,8 +273,8 @@ TEST(FuzzTarget, APrewrittenCaseIsDeletedWhenTheKernelReturns) {
 }
 
 TEST(FuzzTarget, TheOracleCrossCheckPassesOnTheFamiliesAndCatchesATamperedAnswer) {
-  for (const char* name :
-       {"standard_normal", "large_mean", "tiny_magnitude", "near_constant", "nan_inf_rows", "beta_cancels"}) {
+  for (const char* name : {"standard_normal", "large_mean", "tiny_magnitude", "near_constant",
+                           "nan_inf_rows", "beta_cancels"}) {
     const Case c = Family(name, 16, 4);
     const Reference ref = ComputeReference(c);
     EXPECT_EQ(CrossCheckOracle(c, ref), "") << name;
@@ -301,7 +303,8 @@ TEST(FuzzTarget, RunInputJudgesTheKernelsTheSelectorChose) {
   in.rows = 2;
   in.kernel_selector = 0;
   Normalize(&in);
-  for (std::size_t i = 0; i < in.x.size(); ++i) in.x[i] = ToBits(static_cast<double>(i), DType::kF32);
+  for (std::size_t i = 0; i < in.x.size(); ++i)
+    in.x[i] = ToBits(static_cast<double>(i), DType::kF32);
   auto bytes = EncodeInput(in);
   const RunResult all = RunInput(config, bytes.data(), bytes.size());
   EXPECT_EQ(all.stats.kernels_judged,
@@ -311,7 +314,6 @@ TEST(FuzzTarget, RunInputJudgesTheKernelsTheSelectorChose) {
   bytes[0] = 1;
   EXPECT_EQ(RunInput(config, bytes.data(), bytes.size()).stats.kernels_judged, 1);
 }
-
 
 // float rounded toward zero from a double (chops the low bits).
 float Chop(double v) {
@@ -378,9 +380,9 @@ TEST(FuzzTarget, ARandomDataInputCatchesAControlOnlyTheStatisticalTierSees) {
   const Case c = Materialize(DecodeInput(bytes.data(), bytes.size(), config.decode));
   ASSERT_EQ(c.provenance.family, "standard_normal");
   const RunResult r = RunInput(config, bytes.data(), bytes.size());
-  ASSERT_EQ(r.findings.size(), 1u) << "d " << c.d << ", kernels " << r.stats.kernels_judged
-                                   << ", typical " << r.stats.typical_elements << ", beyond "
-                                   << r.stats.beyond_typical_elements;
+  ASSERT_EQ(r.findings.size(), 1u)
+      << "d " << c.d << ", kernels " << r.stats.kernels_judged << ", typical "
+      << r.stats.typical_elements << ", beyond " << r.stats.beyond_typical_elements;
   EXPECT_EQ(r.findings[0].verdict, Verdict::kBeyondTypical) << r.findings[0].detail;
   EXPECT_GT(r.stats.beyond_typical_elements, 0);
   EXPECT_EQ(r.stats.typical_elements, r.stats.judged_elements);

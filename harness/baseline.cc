@@ -22,8 +22,8 @@ namespace {
 std::string FileSafe(std::string_view s) {
   std::string o;
   for (char ch : s) {
-    const bool ok = (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') ||
-                    ch == '.' || ch == '-' || ch == '_';
+    const bool ok = (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') ||
+                    (ch >= '0' && ch <= '9') || ch == '.' || ch == '-' || ch == '_';
     o += ok ? ch : '_';
   }
   return o;
@@ -205,14 +205,16 @@ bool ParseBaseline(const std::string& text, Baseline* out, std::string* error) {
       if (t[1] != "quick" && t[1] != "full") return fail("budget must be quick or full");
       std::uint64_t seed = 0;
       const auto [p, ec] = std::from_chars(t[2].data(), t[2].data() + t[2].size(), seed);
-      if (ec != std::errc() || p != t[2].data() + t[2].size()) return fail("bad seed '" + t[2] + "'");
+      if (ec != std::errc() || p != t[2].data() + t[2].size())
+        return fail("bad seed '" + t[2] + "'");
       if (b.FindRun(t[1], seed) != nullptr) return fail("run " + t[1] + " " + t[2] + " twice");
       b.runs.push_back({t[1], seed, {}, {}});
     } else if (t[0] == "finding" && t.size() == 5) {
       if (b.runs.empty()) return fail("finding before any 'run' line");
       const Finding f{t[1], t[2], t[3]};
       if (!KnownOutput(f.output)) return fail("unknown output '" + f.output + "'");
-      if (!KnownFailureVerdict(f.verdict)) return fail("'" + f.verdict + "' is not a failing verdict");
+      if (!KnownFailureVerdict(f.verdict))
+        return fail("'" + f.verdict + "' is not a failing verdict");
       if (!b.runs.back().findings.insert(f).second) return fail("finding listed twice");
       if (t[4] != "-") {
         const auto [it, inserted] = b.cases.emplace(f, t[4]);
@@ -265,7 +267,8 @@ std::set<Finding> FindingsOf(const std::string& family, const Judgement& j) {
   if (!IsFailure(j.verdict)) return found;
   for (const OutputResult& o : j.outputs) {
     if (o.present && IsFailure(o.verdict)) {
-      found.insert({family, std::string(OutputName(o.output)), std::string(VerdictName(o.verdict))});
+      found.insert(
+          {family, std::string(OutputName(o.output)), std::string(VerdictName(o.verdict))});
     }
   }
   if (IsCallVerdict(j.verdict)) found.insert({family, "call", std::string(VerdictName(j.verdict))});
@@ -395,7 +398,8 @@ Case ShrinkCase(const Case& c, const std::function<bool(const Case&)>& still_fai
         order.push_back(r);
       }
     }
-    for (std::int64_t r = 0; r < best.rows && static_cast<std::int64_t>(order.size()) < kMaxSingleRows; ++r) {
+    for (std::int64_t r = 0;
+         r < best.rows && static_cast<std::int64_t>(order.size()) < kMaxSingleRows; ++r) {
       if (std::find(order.begin(), order.end(), r) == order.end()) order.push_back(r);
     }
     for (std::int64_t r : order) {
@@ -443,7 +447,6 @@ Case ShrinkCase(const Case& c, const std::function<bool(const Case&)>& still_fai
   }
   return best;
 }
-
 
 namespace {
 

@@ -106,7 +106,8 @@ struct Baseline {
   int version = kBaselineVersion;  // as read; 1: findings only (see the top)
   std::string kernel;
   std::vector<BaselineRun> runs;
-  std::map<Finding, std::string> cases;  // case file of each finding, relative to the baseline's dir
+  std::map<Finding, std::string>
+      cases;  // case file of each finding, relative to the baseline's dir
   const BaselineRun* FindRun(const std::string& budget, std::uint64_t seed) const;
 };
 
@@ -165,13 +166,13 @@ Case SelectColumns(const Case& c, const std::vector<std::int64_t>& cols);
 
 // Where the baselines are, and the run that is compared or recorded.
 struct BaselineSetting {
-  std::string dir;            // the baselines directory
-  std::string case_ref_dir;   // how replay commands name that directory
-  std::string budget;         // "quick" or "full"
+  std::string dir;           // the baselines directory
+  std::string case_ref_dir;  // how replay commands name that directory
+  std::string budget;        // "quick" or "full"
   std::uint64_t seed = 0;
   std::string families_glob = "*";
   std::string program = "ln_check";
-  std::string found_by;       // provenance of the cases RecordBaseline writes
+  std::string found_by;  // provenance of the cases RecordBaseline writes
 };
 
 // The first case of this run that showed a finding, and its judgement.

@@ -199,8 +199,8 @@ TEST(Baseline, FindingsAreTheFailingOutputsAndAFailedCall) {
   j[Output::kDx].present = true;
   j[Output::kDx].verdict = Verdict::kNanMismatch;
   j.verdict = Verdict::kNanMismatch;
-  EXPECT_EQ(FindingsOf("f", j), (std::set<Finding>{{"f", "y", "bound_exceeded"},
-                                                     {"f", "dx", "nan_mismatch"}}));
+  EXPECT_EQ(FindingsOf("f", j),
+            (std::set<Finding>{{"f", "y", "bound_exceeded"}, {"f", "dx", "nan_mismatch"}}));
   j.verdict = Verdict::kCrashed;  // the backward crashed after the forward was judged
   EXPECT_TRUE(FindingsOf("f", j).contains({"f", "call", "crashed"}));
   EXPECT_EQ(FindingsOf("f", j).size(), 3u);

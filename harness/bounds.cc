@@ -378,10 +378,9 @@ RowBound ForwardRowBound(const BoundModel& model, const RowInput& row) {
   // A float rstd below 2^-126 (sigma > 2^126, only in full-range kernels) is
   // subnormal: the rounding that made it is absolute there, at most the stat
   // format's eta (ASNA §2.1), which the relative rho does not count.
-  b.rstd = std::isfinite(b.rstd_rel)
-               ? r * b.rstd_rel + UnderflowUnit(model.stat) +
-                     StoreRounding(model, model.stat, r * (1 + b.rstd_rel))
-               : kInf;
+  b.rstd = std::isfinite(b.rstd_rel) ? r * b.rstd_rel + UnderflowUnit(model.stat) +
+                                           StoreRounding(model, model.stat, r * (1 + b.rstd_rel))
+                                     : kInf;
   return b;
 }
 

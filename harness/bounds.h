@@ -38,12 +38,12 @@ struct BoundModel {
   Norm norm = Norm::kLayerNorm;
   Algorithm algorithm = Algorithm::kTwoPass;
   Reduction reduction = Reduction::kSerial;
-  std::int64_t chunk = 0;         // leaf size of a kTree reduction
+  std::int64_t chunk = 0;            // leaf size of a kTree reduction
   LaneShapeFn lane_shape = nullptr;  // a kLanes reduction's tree (registry.h)
-  FloatFormat acc = kBinary32;    // the accumulation format (u_c = 2^-p)
-  FloatFormat out = kBinary32;    // y and dx: the x dtype
-  FloatFormat param = kBinary32;  // dgamma, dbeta: the param dtype
-  FloatFormat stat = kBinary32;   // mean, rstd: the ABI writes float
+  FloatFormat acc = kBinary32;       // the accumulation format (u_c = 2^-p)
+  FloatFormat out = kBinary32;       // y and dx: the x dtype
+  FloatFormat param = kBinary32;     // dgamma, dbeta: the param dtype
+  FloatFormat stat = kBinary32;      // mean, rstd: the ABI writes float
   // Higham & Mary's probabilistic form: gamma_k -> exp(lambda sqrt(k) u +
   // k u^2/(1-u)) - 1, which holds with probability >= 1 - 2 exp(-lambda^2
   // (1-u)^2 / 2) per use (lambda = 3: >= 0.978). NOT a guarantee: reports only.

@@ -98,8 +98,8 @@ TEST(Bounds, TheProbabilisticGammaNeverExceedsTheWorstCase) {
 // bound N uses 2 exp(-lambda^2 (1-u)^2 / 2) equals the false-alarm budget F.
 TEST(Bounds, TheTypicalLambdaSpendsExactlyTheFalseAlarmBudget) {
   const BoundModel m = F32Model(Algorithm::kTwoPass);
-  for (const auto& [rows, d] : {std::pair<std::int64_t, std::int64_t>{8, 64}, {4, 4096},
-                                {1, 147459}, {65536, 64}}) {
+  for (const auto& [rows, d] :
+       {std::pair<std::int64_t, std::int64_t>{8, 64}, {4, 4096}, {1, 147459}, {65536, 64}}) {
     const double lambda = TypicalLambda(m, rows, d);
     // The union bound's expected false alarms at a given lambda.
     const auto alarms = [&](double l) {

@@ -74,9 +74,12 @@ Output DecidingOutput(const Judgement& j) {
 
 bool MeetsExpectation(ImplStatus status, bool any_failure) {
   switch (status) {
-    case ImplStatus::kClaimsBound: return !any_failure;
-    case ImplStatus::kNegativeControl: return any_failure;
-    case ImplStatus::kObserved: return true;  // compared with its baseline (CompareWithBaseline)
+    case ImplStatus::kClaimsBound:
+      return !any_failure;
+    case ImplStatus::kNegativeControl:
+      return any_failure;
+    case ImplStatus::kObserved:
+      return true;  // compared with its baseline (CompareWithBaseline)
   }
   return false;
 }
@@ -150,7 +153,9 @@ Written WriteFailure(const CheckOptions& opt, const ImplInfo& impl, const Case& 
               j.verdict == Verdict::kKernelError)) {
     // A crash has no worst element: find fewer rows that still crash (not
     // for a hang: every try would cost the timeout).
-    const auto crashes = [&](const Case& cand) { return Judge(impl, cand, jo).verdict == j.verdict; };
+    const auto crashes = [&](const Case& cand) {
+      return Judge(impl, cand, jo).verdict == j.verdict;
+    };
     Case one = ShrinkCase(c, crashes, {}, 64);
     if (one.rows < c.rows) {
       w = std::move(one);
@@ -204,10 +209,14 @@ void PrintTable(const std::vector<KernelSummary>& ks, std::ostream& out) {
   for (const KernelSummary& k : ks) {
     Output worst = Output::kY;
     std::string verdict(VerdictName(k.verdict));
-    if (k.status == ImplStatus::kNegativeControl) verdict += k.ok ? " (caught)" : " (NOT CAUGHT)";
-    else if (k.status == ImplStatus::kObserved) verdict += " (baseline " + k.baseline + ")";
-    else if (!k.not_judged.empty()) verdict = "not_judged (FAILED)";
-    else if (!k.ok) verdict += " (FAILED)";
+    if (k.status == ImplStatus::kNegativeControl)
+      verdict += k.ok ? " (caught)" : " (NOT CAUGHT)";
+    else if (k.status == ImplStatus::kObserved)
+      verdict += " (baseline " + k.baseline + ")";
+    else if (!k.not_judged.empty())
+      verdict = "not_judged (FAILED)";
+    else if (!k.ok)
+      verdict += " (FAILED)";
     out << Pad(k.name, wn) << "  " << Pad(std::string(DTypeName(k.dtype)), 5) << "  "
         << Pad(std::string(StatusName(k.status)), 16) << PadLeft(std::to_string(k.cases), 5)
         << PadLeft(Fmt("%.4g", k.max_ulp), 11) << "  "
@@ -336,8 +345,9 @@ CheckResult RunCheck(const CheckOptions& opt, std::ostream& out) {
   }
   // A selection that judges nothing must never read as a pass.
   const std::vector<PlannedRun> plan = BudgetPlan(opt.budget);
-  if (std::none_of(plan.begin(), plan.end(),
-                   [&](const PlannedRun& run) { return GlobMatch(opt.families_glob, run.family); })) {
+  if (std::none_of(plan.begin(), plan.end(), [&](const PlannedRun& run) {
+        return GlobMatch(opt.families_glob, run.family);
+      })) {
     out << "ln_check: no input family matches --families '" << opt.families_glob
         << "'; the families are:";
     for (const Family& f : AllFamilies()) out << ' ' << f.name;
@@ -415,8 +425,8 @@ CheckResult RunCheck(const CheckOptions& opt, std::ostream& out) {
         if (impl.status == ImplStatus::kObserved) continue;
         // Claims: a case per failing family; a caught negative control: its
         // first catch, to show the replay.
-        const bool write = opt.write_cases &&
-                           (impl.status != ImplStatus::kNegativeControl || first_failure);
+        const bool write =
+            opt.write_cases && (impl.status != ImplStatus::kNegativeControl || first_failure);
         if (!write) continue;
         const Written w = WriteFailure(opt, impl, c, j, run, jo);
         if (w.path.empty()) {
@@ -467,8 +477,9 @@ CheckResult RunCheck(const CheckOptions& opt, std::ostream& out) {
   PrintTable(result.kernels, out);
   result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   result.exit_code = failed == 0 ? 0 : 1;
-  out << "\n" << (failed == 0 ? "ok" : "FAILED") << ": " << impls.size() - failed << "/"
-      << impls.size() << " kernels as expected (claims_bound within bound, negative controls "
+  out << "\n"
+      << (failed == 0 ? "ok" : "FAILED") << ": " << impls.size() - failed << "/" << impls.size()
+      << " kernels as expected (claims_bound within bound, negative controls "
       << "caught, observed matching their baselines); seed " << opt.seed << "; "
       << Fmt("%.1f", result.seconds) << " s\n";
   std::int64_t unclaimed = 0, out_of_range = 0, undecided = 0;
@@ -486,8 +497,10 @@ CheckResult RunCheck(const CheckOptions& opt, std::ostream& out) {
   for (const KernelSummary& s : result.kernels) {
     if (s.beyond_typical == 0 || s.status == ImplStatus::kNegativeControl) continue;
     out << "  " << s.name << ": " << s.beyond_typical << " element(s) beyond the typical bound "
-        << "(statistical tier" << (opt.typical == TypicalTier::kFail &&
-                                   s.status == ImplStatus::kClaimsBound ? ")" : ", reported only)")
+        << "(statistical tier"
+        << (opt.typical == TypicalTier::kFail && s.status == ImplStatus::kClaimsBound
+                ? ")"
+                : ", reported only)")
         << "\n";
   }
   for (const KernelSummary& s : result.kernels) {

@@ -419,7 +419,8 @@ TEST(DroppedElements, AnOddLastRowGivenThePreviousRowsStatisticsIsCaughtByRowsTh
 // kernel's rstd is beyond the typical bound on this case (found by the
 // property suite), within its worst-case bound, and the tier is off.
 TEST(StatisticalTier, IsOffOnHeavyTailsWhereOutliersMakeTheSumsStagnate) {
-  for (std::string_view f : {"standard_normal", "large_d", "many_rows", "two_halves", "rows_differ"}) {
+  for (std::string_view f :
+       {"standard_normal", "large_d", "many_rows", "two_halves", "rows_differ"}) {
     EXPECT_TRUE(IsRandomDataFamily(f) && HoldsTheTypicalModel(f)) << f;
   }
   EXPECT_TRUE(IsRandomDataFamily("heavy_tails"));

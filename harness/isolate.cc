@@ -34,14 +34,14 @@ struct Header {
   std::uint64_t base;        // where the worker mapped the memfd
   std::uint64_t fault_addr;  // si_addr of a SIGSEGV/SIGBUS
   std::int32_t fault_signal;
-  std::int32_t done;         // the kernel returned
-  std::int32_t rc;           // what it returned
+  std::int32_t done;  // the kernel returned
+  std::int32_t rc;    // what it returned
 };
 
 struct WireBuffer {
   std::uint64_t present;
   std::uint64_t input;
-  std::uint64_t start;       // offset of the buffer in the memfd
+  std::uint64_t start;  // offset of the buffer in the memfd
   std::uint64_t bytes;
   std::uint64_t data_begin;  // its data pages: [data_begin, data_end), page aligned
   std::uint64_t data_end;
@@ -65,20 +65,30 @@ struct Reply {
   std::int32_t code;  // exit status, signal number or errno
 };
 
-unsigned char CanaryByte(std::uint64_t pos) { return static_cast<unsigned char>(0xA5 ^ (pos * 151)); }
+unsigned char CanaryByte(std::uint64_t pos) {
+  return static_cast<unsigned char>(0xA5 ^ (pos * 151));
+}
 
 std::uint64_t RoundUp(std::uint64_t v, std::uint64_t to) { return (v + to - 1) / to * to; }
 
 std::string SignalName(int sig) {
   switch (sig) {
-    case SIGSEGV: return "SIGSEGV";
-    case SIGBUS: return "SIGBUS";
-    case SIGFPE: return "SIGFPE";
-    case SIGILL: return "SIGILL";
-    case SIGABRT: return "SIGABRT";
-    case SIGKILL: return "SIGKILL";
-    case SIGTERM: return "SIGTERM";
-    case SIGTRAP: return "SIGTRAP";
+    case SIGSEGV:
+      return "SIGSEGV";
+    case SIGBUS:
+      return "SIGBUS";
+    case SIGFPE:
+      return "SIGFPE";
+    case SIGILL:
+      return "SIGILL";
+    case SIGABRT:
+      return "SIGABRT";
+    case SIGKILL:
+      return "SIGKILL";
+    case SIGTERM:
+      return "SIGTERM";
+    case SIGTRAP:
+      return "SIGTRAP";
   }
   return "signal " + std::to_string(sig);
 }
@@ -193,9 +203,8 @@ bool ReceiveRequest(int sock, Request* req, int* fd) {
 
 Reply WaitForWorker(pid_t pid, double timeout_seconds, const sigset_t& chld) {
   using Clock = std::chrono::steady_clock;
-  const auto deadline =
-      Clock::now() + std::chrono::duration_cast<Clock::duration>(
-                         std::chrono::duration<double>(timeout_seconds));
+  const auto deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(
+                                           std::chrono::duration<double>(timeout_seconds));
   for (;;) {
     int status = 0;
     if (waitpid(pid, &status, WNOHANG) == pid) {
@@ -331,7 +340,8 @@ Isolator::~Isolator() {
 CallResult Isolator::Forward(const ImplInfo& impl, const ForwardArgs& a) {
   const std::uint64_t n = static_cast<std::uint64_t>(a.rows * a.d);
   const std::uint64_t xs = SizeOf(impl.x_dtype), ps = SizeOf(impl.param_dtype);
-  const std::uint64_t d = static_cast<std::uint64_t>(a.d), rows = static_cast<std::uint64_t>(a.rows);
+  const std::uint64_t d = static_cast<std::uint64_t>(a.d),
+                      rows = static_cast<std::uint64_t>(a.rows);
   Buffer b[6];
   b[0] = {"x", a.x, nullptr, n * xs, true};
   b[1] = {"gamma", a.gamma, nullptr, d * ps, true};
@@ -339,13 +349,15 @@ CallResult Isolator::Forward(const ImplInfo& impl, const ForwardArgs& a) {
   b[3] = {"y", a.y, a.y, n * xs, false};
   b[4] = {"mean", a.mean, a.mean, rows * 4, false};
   b[5] = {"rstd", a.rstd, a.rstd, rows * 4, false};
-  return Call(kForward, reinterpret_cast<const void*>(impl.forward), impl, a.rows, a.d, a.eps, b, 6);
+  return Call(kForward, reinterpret_cast<const void*>(impl.forward), impl, a.rows, a.d, a.eps, b,
+              6);
 }
 
 CallResult Isolator::Backward(const ImplInfo& impl, const BackwardArgs& a) {
   const std::uint64_t n = static_cast<std::uint64_t>(a.rows * a.d);
   const std::uint64_t xs = SizeOf(impl.x_dtype), ps = SizeOf(impl.param_dtype);
-  const std::uint64_t d = static_cast<std::uint64_t>(a.d), rows = static_cast<std::uint64_t>(a.rows);
+  const std::uint64_t d = static_cast<std::uint64_t>(a.d),
+                      rows = static_cast<std::uint64_t>(a.rows);
   Buffer b[8];
   b[0] = {"x", a.x, nullptr, n * xs, true};
   b[1] = {"gamma", a.gamma, nullptr, d * ps, true};
@@ -493,8 +505,9 @@ CallResult Isolator::Call(int op, const void* fn, const ImplInfo& impl, std::int
   if (!h.done) {
     if (reply.code == kWorkerMapFailed) return harness_error("the worker cannot map the buffers");
     if (reply.code == kWorkerKernelNotMapped) {
-      return harness_error("the kernel's code is not mapped in the launcher (load plugins "
-                           "before making the Isolator)");
+      return harness_error(
+          "the kernel's code is not mapped in the launcher (load plugins "
+          "before making the Isolator)");
     }
     result.status = CallStatus::kCrashed;
     result.message = "the process exited with status " + std::to_string(reply.code) +

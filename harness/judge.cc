@@ -276,10 +276,9 @@ std::string_view VerdictName(Verdict v) {
 }
 
 bool IsFailure(Verdict v) {
-  return v == Verdict::kBeyondTypical || v == Verdict::kBoundExceeded ||
-         v == Verdict::kNotFinite || v == Verdict::kNanMismatch ||
-         v == Verdict::kKernelError || v == Verdict::kCrashed || v == Verdict::kTimedOut ||
-         v == Verdict::kBufferOverrun;
+  return v == Verdict::kBeyondTypical || v == Verdict::kBoundExceeded || v == Verdict::kNotFinite ||
+         v == Verdict::kNanMismatch || v == Verdict::kKernelError || v == Verdict::kCrashed ||
+         v == Verdict::kTimedOut || v == Verdict::kBufferOverrun;
 }
 
 std::string_view OutputName(Output o) {
@@ -309,10 +308,14 @@ TypicalTier TypicalTierFor(const ImplInfo& impl, std::string_view family, Typica
 }
 
 bool ParseTypicalTier(std::string_view word, TypicalTier* tier) {
-  if (word == "fail") *tier = TypicalTier::kFail;
-  else if (word == "report") *tier = TypicalTier::kReport;
-  else if (word == "off") *tier = TypicalTier::kOff;
-  else return false;
+  if (word == "fail")
+    *tier = TypicalTier::kFail;
+  else if (word == "report")
+    *tier = TypicalTier::kReport;
+  else if (word == "off")
+    *tier = TypicalTier::kOff;
+  else
+    return false;
   return true;
 }
 
@@ -528,8 +531,8 @@ Judgement JudgeWithReference(const ImplInfo& impl, const Case& c, const Referenc
           const double bt =
               typical ? DxElementBound(tmodel, ref.rows[r], ref.backward_rows[r], bbt[r], ein)
                       : kInf;
-          acc.Add(WithTypical(JudgeElement(idx, LoadAsDouble(dx.data(), c.dtype, idx), ev, b,
-                                           out_f, bw_in_range[r], undefined[r]),
+          acc.Add(WithTypical(JudgeElement(idx, LoadAsDouble(dx.data(), c.dtype, idx), ev, b, out_f,
+                                           bw_in_range[r], undefined[r]),
                               bt, tier));
         }
       }
@@ -568,12 +571,12 @@ Judgement JudgeWithReference(const ImplInfo& impl, const Case& c, const Referenc
       for (std::int64_t i = 0; i < d; ++i) {
         const ExactValue& ev = bw.dgamma[i];
         cols[i].dgamma = ev.hi + ev.lo;
-        acc.Add(WithTypical(
-            JudgeElement(i, LoadAsDouble(dgamma.data(), c.param_dtype, i), ev,
-                         DgammaBound(model, cols[i]), param_f,
-                         all_in_range && !(col_weight[i] > impl.max_backward_weight),
-                         any_undefined),
-            typical ? DgammaBound(tmodel, typical_col(i)) : kInf, tier));
+        acc.Add(
+            WithTypical(JudgeElement(i, LoadAsDouble(dgamma.data(), c.param_dtype, i), ev,
+                                     DgammaBound(model, cols[i]), param_f,
+                                     all_in_range && !(col_weight[i] > impl.max_backward_weight),
+                                     any_undefined),
+                        typical ? DgammaBound(tmodel, typical_col(i)) : kInf, tier));
       }
     }
     if (layer) {

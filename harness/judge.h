@@ -62,10 +62,10 @@ enum class Verdict {
   // worst-case bound, but beyond what the algorithm ever gives on random data.
   // Only where JudgeOptions::typical is kFail (the random-data families).
   kBeyondTypical,
-  kBoundExceeded,    // |kernel - exact| > bound (the deterministic tier)
-  kNotFinite,        // finite inputs, finite exact value, kernel +-inf
-  kNanMismatch,      // NaN on one side only
-  kKernelError,      // the kernel returned non-zero
+  kBoundExceeded,  // |kernel - exact| > bound (the deterministic tier)
+  kNotFinite,      // finite inputs, finite exact value, kernel +-inf
+  kNanMismatch,    // NaN on one side only
+  kKernelError,    // the kernel returned non-zero
   // Only when the kernel runs in a child process (JudgeOptions::runner,
   // harness/isolate.h):
   kCrashed,        // killed by a signal, or exited, before returning
@@ -109,7 +109,7 @@ struct OutputResult {
   std::int64_t unclaimed = 0;  // elements in the claimed range whose bound is +inf
   std::int64_t undecided = 0;
   std::int64_t out_of_range = 0;
-  std::int64_t beyond_typical = 0;  // elements beyond the statistical tier's bound
+  std::int64_t beyond_typical = 0;      // elements beyond the statistical tier's bound
   std::vector<ElementResult> elements;  // every element, with JudgeOptions::keep_elements
 };
 
@@ -137,9 +137,9 @@ class KernelRunner;  // harness/isolate.h
 enum class TypicalTier { kOff, kFail, kReport };
 
 // The tier a case of `family` applies to `impl`: off outside the families
-// that hold its model (HoldsTheTypicalModel, harness/families.h); counted only for observed kernels, whose
-// findings their baselines record; else `requested` (kFail by default in
-// the tools, kReport with --typical=report).
+// that hold its model (HoldsTheTypicalModel, harness/families.h); counted only for observed
+// kernels, whose findings their baselines record; else `requested` (kFail by default in the tools,
+// kReport with --typical=report).
 TypicalTier TypicalTierFor(const ImplInfo& impl, std::string_view family, TypicalTier requested);
 
 // "fail" / "report" / "off" -> the tier; false for anything else.

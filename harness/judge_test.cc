@@ -369,9 +369,10 @@ TEST_F(JudgeTest, AnIllConditionedRowIsOutsideTheClaimedRangeButItsDbetaIsJudged
   EXPECT_EQ(j.verdict, Verdict::kOutOfRange) << Summarize(j);
   const ElementResult& e = j[Output::kDx].elements[0];
   if (std::isinf(e.kernel)) {
-    EXPECT_EQ(JudgeElement(0, e.kernel, e.exact, std::numeric_limits<double>::infinity(),
-                           kBinary16, true).verdict,
-              Verdict::kNotFinite);
+    EXPECT_EQ(
+        JudgeElement(0, e.kernel, e.exact, std::numeric_limits<double>::infinity(), kBinary16, true)
+            .verdict,
+        Verdict::kNotFinite);
   }
 }
 
@@ -526,8 +527,7 @@ TEST(JudgeElement, AnAcceptedNanBesideAValueJudgedWithinItsBound) {
   EXPECT_EQ(JudgeElement(0, 2.25, v, 0.5, kBinary32, true).verdict, Verdict::kPass);
   EXPECT_EQ(JudgeElement(0, 3.0, v, 0.5, kBinary32, true).verdict, Verdict::kBoundExceeded);
   v.nan_accepted = false;
-  EXPECT_EQ(JudgeElement(0, std::nan(""), v, 0.5, kBinary32, true).verdict,
-            Verdict::kNanMismatch);
+  EXPECT_EQ(JudgeElement(0, std::nan(""), v, 0.5, kBinary32, true).verdict, Verdict::kNanMismatch);
 }
 
 // A textbook fp32 RMSNorm with double sums and no special-casing: on a row
@@ -582,8 +582,8 @@ int TextbookRmsBackward(const BackwardArgs* a) {
     }
     b /= static_cast<double>(a->d);
     for (std::int64_t i = 0; i < a->d; ++i) {
-      static_cast<float*>(a->dx)[r * a->d + i] = static_cast<float>(
-          rs * (dy[r * a->d + i] * (gamma ? gamma[i] : 1.0) - xh[i] * b));
+      static_cast<float*>(a->dx)[r * a->d + i] =
+          static_cast<float>(rs * (dy[r * a->d + i] * (gamma ? gamma[i] : 1.0) - xh[i] * b));
     }
   }
   for (std::int64_t i = 0; i < a->d; ++i) {

@@ -28,7 +28,8 @@ int main(int argc, char** argv) {
   for (const std::string& e : loaded.errors) std::cerr << "ln_check: " << e << "\n";
   const int load_status = loaded.errors.empty() ? 0 : 2;
   if (!replay.empty()) {
-    const int rc = lnv::ReplayCase(replay, loaded.impls, std::cout, std::cerr, options.timeout_seconds);
+    const int rc =
+        lnv::ReplayCase(replay, loaded.impls, std::cout, std::cerr, options.timeout_seconds);
     return std::max(rc, load_status);
   }
   options.impls = loaded.impls;

@@ -20,10 +20,13 @@ enum class Norm : int { kLayerNorm = LNV_LAYER_NORM, kRmsNorm = LNV_RMS_NORM };
 
 constexpr std::size_t SizeOf(DType t) {
   switch (t) {
-    case DType::kF32: return 4;
-    case DType::kF64: return 8;
+    case DType::kF32:
+      return 4;
+    case DType::kF64:
+      return 8;
     case DType::kF16:
-    case DType::kBF16: return 2;
+    case DType::kBF16:
+      return 2;
   }
   return 0;
 }
@@ -31,10 +34,14 @@ constexpr std::size_t SizeOf(DType t) {
 // "f32", "f16", "bf16", "f64": the dtype part of a registry name.
 constexpr std::string_view DTypeName(DType t) {
   switch (t) {
-    case DType::kF32: return "f32";
-    case DType::kF64: return "f64";
-    case DType::kF16: return "f16";
-    case DType::kBF16: return "bf16";
+    case DType::kF32:
+      return "f32";
+    case DType::kF64:
+      return "f64";
+    case DType::kF16:
+      return "f16";
+    case DType::kBF16:
+      return "bf16";
   }
   return "?";
 }

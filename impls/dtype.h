@@ -15,8 +15,10 @@ namespace lnv {
 
 inline double LoadAsDouble(const void* base, DType t, std::int64_t i) {
   switch (t) {
-    case DType::kF32: return static_cast<const float*>(base)[i];
-    case DType::kF64: return static_cast<const double*>(base)[i];
+    case DType::kF32:
+      return static_cast<const float*>(base)[i];
+    case DType::kF64:
+      return static_cast<const double*>(base)[i];
     case DType::kF16:
       return static_cast<double>(static_cast<float>(static_cast<const Eigen::half*>(base)[i]));
     case DType::kBF16:
@@ -32,10 +34,18 @@ inline float LoadAsFloat(const void* base, DType t, std::int64_t i) {
 // Rounds a float to the storage dtype (once, RNE) and stores it.
 inline void StoreFromFloat(void* base, DType t, std::int64_t i, float v) {
   switch (t) {
-    case DType::kF32: static_cast<float*>(base)[i] = v; return;
-    case DType::kF64: static_cast<double*>(base)[i] = v; return;
-    case DType::kF16: static_cast<Eigen::half*>(base)[i] = Eigen::half(v); return;
-    case DType::kBF16: static_cast<Eigen::bfloat16*>(base)[i] = Eigen::bfloat16(v); return;
+    case DType::kF32:
+      static_cast<float*>(base)[i] = v;
+      return;
+    case DType::kF64:
+      static_cast<double*>(base)[i] = v;
+      return;
+    case DType::kF16:
+      static_cast<Eigen::half*>(base)[i] = Eigen::half(v);
+      return;
+    case DType::kBF16:
+      static_cast<Eigen::bfloat16*>(base)[i] = Eigen::bfloat16(v);
+      return;
   }
 }
 

@@ -5,7 +5,6 @@
 #include <string>
 #include <utility>
 
-#include "impls/registry_parts.h"
 #include "impls/cpu/kahan_two_pass.h"
 #include "impls/cpu/one_pass.h"
 #include "impls/cpu/rms_kahan.h"
@@ -15,6 +14,7 @@
 #include "impls/cpu/valid_range.h"
 #include "impls/cpu/welford.h"
 #include "impls/cpu/welford_tree.h"
+#include "impls/registry_parts.h"
 
 namespace lnv {
 namespace {

@@ -62,9 +62,9 @@ TEST(Registry, EveryEntryIsCompleteAndConsistent) {
 TEST(Registry, ExactlyTheOnePassAndTheBrokenKernelsAreNegativeControls) {
   for (const ImplInfo& info : AllImpls()) {
     SCOPED_TRACE(info.name);
-    EXPECT_EQ(info.status == ImplStatus::kNegativeControl,
-              info.name.find("/one_pass/") != std::string::npos ||
-                  info.name.ends_with("/cpu-broken"));
+    EXPECT_EQ(
+        info.status == ImplStatus::kNegativeControl,
+        info.name.find("/one_pass/") != std::string::npos || info.name.ends_with("/cpu-broken"));
   }
 }
 

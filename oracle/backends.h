@@ -44,10 +44,12 @@ Int ISqrt(const Int& n) {
   if (shift % 2) ++shift;
   const Int top = n >> static_cast<unsigned>(shift);  // < 2^104: exact in two doubles
   const double hi = std::ldexp(static_cast<double>(static_cast<std::uint64_t>(top >> 52)), 52);
-  const double lo = static_cast<double>(static_cast<std::uint64_t>(top & Int((std::uint64_t{1} << 52) - 1)));
+  const double lo =
+      static_cast<double>(static_cast<std::uint64_t>(top & Int((std::uint64_t{1} << 52) - 1)));
   // sqrt(top) * (1 + 2^-40) + 2 is above sqrt(top + 1), so x0 > sqrt(n).
   const double est = std::sqrt(hi + lo) * (1.0 + 0x1p-40) + 2.0;
-  Int x = Int(static_cast<std::uint64_t>(std::ldexp(est, -20)) + 1) << 20;  // keep it an integer >= est
+  Int x = Int(static_cast<std::uint64_t>(std::ldexp(est, -20)) + 1)
+          << 20;  // keep it an integer >= est
   x <<= static_cast<unsigned>(shift / 2);
   while (true) {
     Int y = (x + n / x) >> 1;
@@ -78,8 +80,8 @@ struct BoostBackend {
     Int m = q.num * q.den;
     const std::int64_t mbits = static_cast<std::int64_t>(msb(m)) + 1;
     const std::int64_t s = bits - mbits / 2;
-    Int scaled = s >= 0 ? Int(m << static_cast<unsigned>(2 * s))
-                        : Int(m >> static_cast<unsigned>(-2 * s));
+    Int scaled =
+        s >= 0 ? Int(m << static_cast<unsigned>(2 * s)) : Int(m >> static_cast<unsigned>(-2 * s));
     Int root = ISqrt(scaled);
     Enclosure<Int> e;
     e.lo = Rat<Int>{root, q.num, -s - q.exp / 2};

@@ -12,7 +12,7 @@
 
 namespace lnv::oracle_internal {
 
-inline constexpr double kU = 0x1p-53;      // unit roundoff of binary64 (RNE)
+inline constexpr double kU = 0x1p-53;       // unit roundoff of binary64 (RNE)
 inline constexpr double kTiny = 0x1p-1074;  // absolute error of one rounding below the normal range
 
 // v with |exact - v| <= e. Each rounding of binary64 arithmetic adds at most

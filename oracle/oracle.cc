@@ -66,7 +66,8 @@ class Row {
   using Int = typename B::Int;
   using R = oracle_internal::Rat<Int>;
 
-  Row(const OracleProblem& p, std::int64_t row) : d_(p.d), layer_(p.norm == OracleNorm::kLayerNorm) {
+  Row(const OracleProblem& p, std::int64_t row)
+      : d_(p.d), layer_(p.norm == OracleNorm::kLayerNorm) {
     const double* x = p.x.data() + row * p.d;
     for (std::int64_t i = 0; i < d_; ++i) {
       if (std::isnan(x[i])) has_nan_ = true;
@@ -111,13 +112,15 @@ class Row {
       unsigned __int128 abs_sum = 0, sq_lo = 0;
       std::uint64_t sq_hi = 0;
       for (std::int64_t i = 0; i < d_; ++i) {
-        const auto mag =
-            parts[i].mant == 0 ? std::int64_t{0} : static_cast<std::int64_t>(parts[i].mant << (parts[i].exp - lo_));
+        const auto mag = parts[i].mant == 0
+                             ? std::int64_t{0}
+                             : static_cast<std::int64_t>(parts[i].mant << (parts[i].exp - lo_));
         const std::int64_t v = parts[i].negative ? -mag : mag;
         Xn_[i] = v;
         sum += v;
         abs_sum += static_cast<unsigned __int128>(mag);
-        const unsigned __int128 sq = static_cast<unsigned __int128>(mag) * static_cast<unsigned __int128>(mag);
+        const unsigned __int128 sq =
+            static_cast<unsigned __int128>(mag) * static_cast<unsigned __int128>(mag);
         sq_lo += sq;
         if (sq_lo < sq) ++sq_hi;
       }
@@ -312,7 +315,8 @@ bool DecideEnclosure(const oracle_internal::Rat<Int>& a, const oracle_internal::
 template <class Int>
 ExactValue FromRational(const oracle_internal::Rat<Int>& v, FloatFormat f) {
   const auto dd = oracle_internal::ToDoubleDouble(v);
-  return ExactValue{oracle_internal::RoundRat(v, f).value, dd.first, dd.second, ValueStatus::kDecided};
+  return ExactValue{oracle_internal::RoundRat(v, f).value, dd.first, dd.second,
+                    ValueStatus::kDecided};
 }
 
 // v = A + P * r for the row's r, rounded into f. Exact when P = 0 or r is
@@ -355,17 +359,20 @@ void Validate(const OracleProblem& p, bool backward) {
   if (p.d < 1) fail("d must be >= 1");
   if (p.rows < 1) fail("rows must be >= 1");
   if (static_cast<std::int64_t>(p.x.size()) != p.rows * p.d) fail("x must hold rows*d values");
-  if (!p.gamma.empty() && static_cast<std::int64_t>(p.gamma.size()) != p.d) fail("gamma must hold d values");
-  if (!p.beta.empty() && static_cast<std::int64_t>(p.beta.size()) != p.d) fail("beta must hold d values");
-  if (backward && static_cast<std::int64_t>(p.dy.size()) != p.rows * p.d) fail("dy must hold rows*d values");
+  if (!p.gamma.empty() && static_cast<std::int64_t>(p.gamma.size()) != p.d)
+    fail("gamma must hold d values");
+  if (!p.beta.empty() && static_cast<std::int64_t>(p.beta.size()) != p.d)
+    fail("beta must hold d values");
+  if (backward && static_cast<std::int64_t>(p.dy.size()) != p.rows * p.d)
+    fail("dy must hold rows*d values");
 }
 
 // The forward of a row of x holding NaN or +-inf: the special-value table of
 // oracle.h. Only an RMSNorm row with +-inf and no NaN (q = +inf, r = +0) has
 // outputs other than NaN; the mean of a LayerNorm row is its IEEE sum.
 template <class B>
-void NonFiniteRowForward(const Row<B>& row, const OracleProblem& p, ExactValue* y,
-                         ExactValue* mean, ExactValue* rstd) {
+void NonFiniteRowForward(const Row<B>& row, const OracleProblem& p, ExactValue* y, ExactValue* mean,
+                         ExactValue* rstd) {
   if (mean != nullptr) {
     // sum(x)/d, or NaN from Welford's, Kahan's or a max-scaled order.
     *mean = row.infinite_without_nan() ? ByTable(row.InfiniteSum(), true) : ByTable(kNaN);
@@ -416,12 +423,15 @@ OracleForwardResult Forward(const OracleProblem& p, const OracleOptions& o) {
     if (layer) res.mean[row_i] = FromRational(row.mu(), p.stat_format);
     if (row.q_kind() != QKind::kPositive) {
       // r is NaN (q < 0 or NaN), +inf (q = 0) or 0 (q = +inf): IEEE on the formula.
-      const double r = row.q_kind() == QKind::kZero ? HUGE_VAL : row.q_kind() == QKind::kPosInf ? 0.0 : kNaN;
+      const double r = row.q_kind() == QKind::kZero     ? HUGE_VAL
+                       : row.q_kind() == QKind::kPosInf ? 0.0
+                                                        : kNaN;
       st.rstd = r;
       res.rstd[row_i] = Special(r);
       for (std::int64_t i = 0; i < p.d; ++i) {
         const int sign = row.N(i).num.sign();
-        const double xh = std::isnan(r) ? kNaN : (std::isinf(r) ? (sign == 0 ? kNaN : sign * HUGE_VAL) : 0.0);
+        const double xh =
+            std::isnan(r) ? kNaN : (std::isinf(r) ? (sign == 0 ? kNaN : sign * HUGE_VAL) : 0.0);
         xhat[i] = xh;
         const double v = ParamD(p.gamma, i, 1.0) * xh + ParamD(beta, i, 0.0);
         y[i] = Special(RoundToFormat(v, p.out_format));
@@ -430,8 +440,10 @@ OracleForwardResult Forward(const OracleProblem& p, const OracleOptions& o) {
     }
     const bool fast = try_fast && row.PrepareFast();
     if (!(o.fast_path && row.PrepareFast() &&
-          oracle_internal::DecideFast(oracle_internal::ToEd(row.r_word()), p.stat_format, &res.rstd[row_i]))) {
-      res.rstd[row_i] = EvalAffine<B>(row, R{}, R{Int(1), Int(1), 0}, p.stat_format, o, &res.undecided);
+          oracle_internal::DecideFast(oracle_internal::ToEd(row.r_word()), p.stat_format,
+                                      &res.rstd[row_i]))) {
+      res.rstd[row_i] =
+          EvalAffine<B>(row, R{}, R{Int(1), Int(1), 0}, p.stat_format, o, &res.undecided);
     }
     st.rstd = row.PrepareFast() ? row.r_word().hi + row.r_word().lo : res.rstd[row_i].hi;
     // xhat_i, a by-product for the bounds (not an oracle output): the fast
@@ -458,7 +470,8 @@ OracleForwardResult Forward(const OracleProblem& p, const OracleOptions& o) {
         using oracle_internal::Edd;
         const Edd xh = oracle_internal::MulEdd(row.NFastWord(i), row.r_word());
         xhat[i] = xh.hi + xh.lo;
-        const Edd yv = oracle_internal::AddEdd(Edd{b, 0.0, 0.0}, oracle_internal::MulEdd(Edd{g, 0.0, 0.0}, xh));
+        const Edd yv = oracle_internal::AddEdd(Edd{b, 0.0, 0.0},
+                                               oracle_internal::MulEdd(Edd{g, 0.0, 0.0}, xh));
         if (oracle_internal::DecideFast(oracle_internal::ToEd(yv), p.out_format, &y[i])) continue;
       }
       ++res.slow_path;
@@ -510,7 +523,8 @@ struct FastBackwardRow {
 inline double Gamma(double n) { return n * kU / (1.0 - n * kU); }
 
 template <class B>
-FastBackwardRow PrepareFastBackward(Row<B>& row, const OracleProblem& p, const double* dy, bool layer) {
+FastBackwardRow PrepareFastBackward(Row<B>& row, const OracleProblem& p, const double* dy,
+                                    bool layer) {
   using oracle_internal::Edd;
   FastBackwardRow fb;
   double s_hi = 0.0, s_lo = 0.0, s_abs = 0.0;  // Sum2 of g
@@ -829,8 +843,9 @@ OracleBackwardResult Backward(const OracleProblem& p, const OracleOptions& o) {
         const Edd n_w = row.NFastWord(i);
         const Edd c = AddEdd(AddEdd(g_w, oracle_internal::NegEdd(fb.a)),
                              oracle_internal::NegEdd(oracle_internal::MulEdd(n_w, fb.b_over_q)));
-        if (oracle_internal::DecideFast(oracle_internal::ToEd(oracle_internal::MulEdd(c, row.r_word())),
-                                        p.out_format, &dx[i])) {
+        if (oracle_internal::DecideFast(
+                oracle_internal::ToEd(oracle_internal::MulEdd(c, row.r_word())), p.out_format,
+                &dx[i])) {
           continue;
         }
       }
@@ -876,8 +891,10 @@ OracleBackwardResult Backward(const OracleProblem& p, const OracleOptions& o) {
     bool table_nan_g = false, nan_accepted_g = false, only_table_rows = true;
     for (std::int64_t r = 0; r < p.rows; ++r) {
       const double v = p.dy[r * p.d + j];
-      if (std::isnan(v)) nan_b = true;
-      else if (std::isinf(v)) (v > 0 ? pinf_b : ninf_b) = true;
+      if (std::isnan(v))
+        nan_b = true;
+      else if (std::isinf(v))
+        (v > 0 ? pinf_b : ninf_b) = true;
       const Row<B>& row = rows[r];
       if (!row.finite()) {
         // xhat_j = x_j * (+0) = +-0 only for a finite x_j of an RMSNorm row with r = +0.

@@ -121,11 +121,11 @@ enum class OracleBackend {
 struct OracleProblem {
   OracleNorm norm = OracleNorm::kLayerNorm;
   std::int64_t rows = 0, d = 0;
-  std::span<const double> x;      // rows * d
-  std::span<const double> gamma;  // d, or empty: all ones
-  std::span<const double> beta;   // d, or empty: all zeros (ignored for RMSNorm)
-  std::span<const double> dy;     // rows * d; needed by Backward only
-  double eps = 0.0;               // the value the kernel uses (a float, as a double)
+  std::span<const double> x;             // rows * d
+  std::span<const double> gamma;         // d, or empty: all ones
+  std::span<const double> beta;          // d, or empty: all zeros (ignored for RMSNorm)
+  std::span<const double> dy;            // rows * d; needed by Backward only
+  double eps = 0.0;                      // the value the kernel uses (a float, as a double)
   FloatFormat out_format = kBinary32;    // y and dx: the x dtype
   FloatFormat param_format = kBinary32;  // dgamma, dbeta: the param dtype
   FloatFormat stat_format = kBinary32;   // mean, rstd: the ABI writes float

@@ -26,14 +26,30 @@ class RowMaker {
     for (int i = 0; i < d; ++i) {
       double v = 0;
       switch (family) {
-        case 0: v = normal(rng_); break;                        // standard normal
-        case 1: v = mean + normal(rng_); break;                 // large mean (kappa up to 2^23)
-        case 2: v = std::ldexp(normal(rng_), scale); break;     // huge and tiny magnitudes
-        case 3: v = 3.0 + (i % 2) * std::ldexp(1.0, -20); break;  // near-constant
-        case 4: v = std::ldexp(normal(rng_), f.emin - f.precision + 3); break;  // subnormals
-        case 5: v = static_cast<double>(static_cast<int>(rng_() % 9) - 4); break;  // small integers: exact cases
-        case 6: v = (rng_() % 16 == 0) ? std::ldexp(normal(rng_), 30) : normal(rng_); break;  // outliers
-        default: v = RandomBits(f); break;                      // any finite value of the format
+        case 0:
+          v = normal(rng_);
+          break;  // standard normal
+        case 1:
+          v = mean + normal(rng_);
+          break;  // large mean (kappa up to 2^23)
+        case 2:
+          v = std::ldexp(normal(rng_), scale);
+          break;  // huge and tiny magnitudes
+        case 3:
+          v = 3.0 + (i % 2) * std::ldexp(1.0, -20);
+          break;  // near-constant
+        case 4:
+          v = std::ldexp(normal(rng_), f.emin - f.precision + 3);
+          break;  // subnormals
+        case 5:
+          v = static_cast<double>(static_cast<int>(rng_() % 9) - 4);
+          break;  // small integers: exact cases
+        case 6:
+          v = (rng_() % 16 == 0) ? std::ldexp(normal(rng_), 30) : normal(rng_);
+          break;  // outliers
+        default:
+          v = RandomBits(f);
+          break;  // any finite value of the format
       }
       x[i] = RoundToFormat(v, f);
       if (!std::isfinite(x[i])) x[i] = 0.0;
@@ -51,15 +67,18 @@ class RowMaker {
   std::mt19937_64 rng_;
 };
 
-bool SameBits(double a, double b) { return std::memcmp(&a, &b, sizeof a) == 0 || (std::isnan(a) && std::isnan(b)); }
+bool SameBits(double a, double b) {
+  return std::memcmp(&a, &b, sizeof a) == 0 || (std::isnan(a) && std::isnan(b));
+}
 
-void ExpectSame(const std::vector<ExactValue>& a, const std::vector<ExactValue>& b, const char* what, int d,
-                bool compare_exact) {
+void ExpectSame(const std::vector<ExactValue>& a, const std::vector<ExactValue>& b,
+                const char* what, int d, bool compare_exact) {
   ASSERT_EQ(a.size(), b.size());
   for (std::size_t i = 0; i < a.size(); ++i) {
     ASSERT_EQ(a[i].status, ValueStatus::kDecided) << what << " d=" << d << " i=" << i;
     ASSERT_TRUE(SameBits(a[i].rounded, b[i].rounded))
-        << what << " d=" << d << " i=" << i << std::hexfloat << " " << a[i].rounded << " vs " << b[i].rounded;
+        << what << " d=" << d << " i=" << i << std::hexfloat << " " << a[i].rounded << " vs "
+        << b[i].rounded;
     if (compare_exact) {
       ASSERT_TRUE(SameBits(a[i].hi, b[i].hi)) << what << " hi, d=" << d << " i=" << i;
       ASSERT_TRUE(SameBits(a[i].lo, b[i].lo)) << what << " lo, d=" << d << " i=" << i;

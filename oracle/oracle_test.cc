@@ -23,8 +23,9 @@ struct Solved {
 };
 
 Solved Solve(OracleNorm norm, std::vector<double> x, double eps, std::vector<double> gamma = {},
-          std::vector<double> beta = {}, std::vector<double> dy = {}, FloatFormat out = kBinary32,
-          OracleBackend backend = OracleBackend::kBoost, bool fast = true) {
+             std::vector<double> beta = {}, std::vector<double> dy = {},
+             FloatFormat out = kBinary32, OracleBackend backend = OracleBackend::kBoost,
+             bool fast = true) {
   OracleProblem p;
   p.norm = norm;
   p.rows = 1;
@@ -63,7 +64,8 @@ TEST(OracleForward, MatchesAHandDerivedRowWithAnIrrationalRstd) {
   // x = 1,2,3,4: mu = 5/2, sigma^2 = 5/4, r = 2/sqrt(5), xhat = (x - 5/2) 2/sqrt(5).
   for (auto backend : {OracleBackend::kBoost, OracleBackend::kMpfr}) {
     for (bool fast : {true, false}) {
-      Solved r = Solve(OracleNorm::kLayerNorm, {1, 2, 3, 4}, 0.0, {}, {}, {}, kBinary32, backend, fast);
+      Solved r =
+          Solve(OracleNorm::kLayerNorm, {1, 2, 3, 4}, 0.0, {}, {}, {}, kBinary32, backend, fast);
       const long double s5 = std::sqrt(5.0L);
       EXPECT_EQ(r.fwd.mean[0].rounded, 2.5);
       EXPECT_EQ(r.fwd.rstd[0].rounded, Reference(2 / s5, kBinary32));
@@ -84,7 +86,8 @@ TEST(OracleForward, MatchesAHandDerivedRowWithAnIrrationalRstd) {
 
 TEST(OracleForward, GivesExactOutputsWhenQIsASquare) {
   // x = 0, 6: mu = 3, sigma^2 = 9, r = 1/3 (rational but not dyadic), xhat = -1, 1.
-  Solved r = Solve(OracleNorm::kLayerNorm, {0, 6}, 0.0, {}, {}, {}, kBinary32, OracleBackend::kBoost, false);
+  Solved r = Solve(OracleNorm::kLayerNorm, {0, 6}, 0.0, {}, {}, {}, kBinary32,
+                   OracleBackend::kBoost, false);
   EXPECT_EQ(r.fwd.y[0].rounded, -1.0);
   EXPECT_EQ(r.fwd.y[1].rounded, 1.0);
   EXPECT_EQ(r.fwd.y[1].hi, 1.0);
@@ -96,8 +99,8 @@ TEST(OracleForward, RoundsExactMidpointsToEven) {
   // xhat = 1 exactly (x = 0, 6); y = gamma: 1 + 2^-11 is halfway between two
   // fp16 values (ties to 1), 1 + 3*2^-11 is halfway too (ties to 1 + 2^-9).
   for (auto backend : {OracleBackend::kBoost, OracleBackend::kMpfr}) {
-    Solved r = Solve(OracleNorm::kLayerNorm, {0, 6, 0, 6}, 0.0, {0, 1 + 0x1p-11, 0, 1 + 3 * 0x1p-11}, {}, {},
-                  kBinary16, backend);
+    Solved r = Solve(OracleNorm::kLayerNorm, {0, 6, 0, 6}, 0.0,
+                     {0, 1 + 0x1p-11, 0, 1 + 3 * 0x1p-11}, {}, {}, kBinary16, backend);
     EXPECT_EQ(r.fwd.y[1].rounded, 1.0);
     EXPECT_EQ(r.fwd.y[3].rounded, 1.0 + 0x1p-9);
     EXPECT_EQ(r.fwd.y[1].hi, 1 + 0x1p-11);  // the exact value is kept, not the rounded one
@@ -134,14 +137,16 @@ TEST(OracleForward, RoundsOverflowingOutputsToInfinity) {
   EXPECT_EQ(r.fwd.y[0].rounded, 0.0);
   EXPECT_EQ(r.fwd.y[1].rounded, kInf);
   // fp16: 60000 + 10000 overflows, 10000 - 60000 = -50000 rounds to -49984.
-  Solved h = Solve(OracleNorm::kLayerNorm, {0, 2}, 0.0, {60000, 60000}, {10000, 10000}, {}, kBinary16);
+  Solved h =
+      Solve(OracleNorm::kLayerNorm, {0, 2}, 0.0, {60000, 60000}, {10000, 10000}, {}, kBinary16);
   EXPECT_EQ(h.fwd.y[1].rounded, kInf);
   EXPECT_EQ(h.fwd.y[0].rounded, RoundToFormat(-50000, kBinary16));
 }
 
 TEST(OracleForward, RoundsTinyOutputsIntoSubnormals) {
   // y_3 = 2^-20 * 3/sqrt(5) = 1.3416 * 2^-20: an fp16 subnormal (spacing 2^-24).
-  Solved r = Solve(OracleNorm::kLayerNorm, {1, 2, 3, 4}, 0.0, {1, 1, 1, 0x1p-20}, {}, {}, kBinary16);
+  Solved r =
+      Solve(OracleNorm::kLayerNorm, {1, 2, 3, 4}, 0.0, {1, 1, 1, 0x1p-20}, {}, {}, kBinary16);
   EXPECT_EQ(r.fwd.y[3].rounded, Reference(0x1p-20L * 3 / std::sqrt(5.0L), kBinary16));
   EXPECT_EQ(r.fwd.y[3].rounded, 21 * 0x1p-24);
 }
@@ -191,8 +196,7 @@ TEST(OracleSpecials, AnInfinityInAnRmsNormRowGivesZeroRstdSignedZerosAndNanWhere
   for (auto backend : {OracleBackend::kBoost, OracleBackend::kMpfr}) {
     for (bool fast : {true, false}) {
       Solved r = Solve(OracleNorm::kRmsNorm, {3, -2, kInf, 0.5, -0.0, -kInf}, 1e-5,
-                       {2, 0.5, 1, -kInf, -1, 1}, {}, {1, 1, 1, 1, 1, 1}, kBinary32, backend,
-                       fast);
+                       {2, 0.5, 1, -kInf, -1, 1}, {}, {1, 1, 1, 1, 1, 1}, kBinary32, backend, fast);
       ExpectTable(r.fwd.rstd[0], 0.0, true);  // NaN: a max|x|-scaled order
       ExpectTable(r.fwd.y[0], 0.0, true);     // (3 * 0) * 2
       ExpectTable(r.fwd.y[1], -0.0, true);    // (-2 * 0) * 0.5
@@ -305,7 +309,8 @@ TEST(OracleBackward, MatchesAHandDerivedGradient) {
   // dx = r (g - a - xhat b) = r (1/6, -1/3, 1/6); dgamma = -r; dbeta = (1, 0, 0).
   for (auto backend : {OracleBackend::kBoost, OracleBackend::kMpfr}) {
     for (bool fast : {true, false}) {
-      Solved r = Solve(OracleNorm::kLayerNorm, {0, 1, 2}, 0.0, {}, {}, {1, 0, 0}, kBinary32, backend, fast);
+      Solved r = Solve(OracleNorm::kLayerNorm, {0, 1, 2}, 0.0, {}, {}, {1, 0, 0}, kBinary32,
+                       backend, fast);
       const long double rr = std::sqrt(1.5L);
       EXPECT_EQ(r.bwd.dx[0].rounded, Reference(rr / 6, kBinary32));
       EXPECT_EQ(r.bwd.dx[1].rounded, Reference(-rr / 3, kBinary32));
@@ -331,8 +336,8 @@ TEST(OracleBackward, SumsDgammaOverRowsWithDifferentRstd) {
   OracleOptions o;
   o.fast_path = false;
   auto r = OracleBackward(p, o);
-  const long double r0 = 2 / std::sqrt(5.0L);      // row 0: sigma^2 = 5/4
-  const long double r1 = 1 / std::sqrt(2.1875L);   // row 1: mu = 7/4, sigma^2 = 35/16
+  const long double r0 = 2 / std::sqrt(5.0L);     // row 0: sigma^2 = 5/4
+  const long double r1 = 1 / std::sqrt(2.1875L);  // row 1: mu = 7/4, sigma^2 = 35/16
   const long double want0 = 1 * (1 - 2.5L) * r0 + 0.25L * (0 - 1.75L) * r1;
   EXPECT_EQ(r.dgamma[0].rounded, Reference(want0, kBinary32));
   EXPECT_EQ(r.undecided, 0);
@@ -550,7 +555,8 @@ TEST(OracleIdentities, HoldOnTheExactValuesOfRandomRows) {
     // sum xhat^2 = d sigma^2 / (sigma^2 + eps); var and r are rounded to
     // double (2^-53 each), so compare with that tolerance instead.
     const long double want2 = eps == 0 && var == 0 ? 0 : d * var / (var + eps);
-    EXPECT_NEAR(static_cast<double>(s2), static_cast<double>(want2), static_cast<double>(want2 * 0x1p-50L + Tolerance(t2)));
+    EXPECT_NEAR(static_cast<double>(s2), static_cast<double>(want2),
+                static_cast<double>(want2 * 0x1p-50L + Tolerance(t2)));
 
     p.gamma = gamma;
     auto b = OracleBackward(p);

@@ -162,8 +162,7 @@ Rounded RoundRat(const Rat<Int>& a, FloatFormat f) {
   // quotient <= 2^p (< 2^63), so it converts exactly.
   const auto q = static_cast<std::uint64_t>(quotient);
   double mag = std::ldexp(static_cast<double>(q), static_cast<int>(ulp_exp));
-  const double max_finite =
-      std::ldexp(2.0 - std::ldexp(1.0, 1 - f.precision), f.emax);
+  const double max_finite = std::ldexp(2.0 - std::ldexp(1.0, 1 - f.precision), f.emax);
   if (mag > max_finite) mag = HUGE_VAL;
   return {negative ? -mag : mag, exact && mag != HUGE_VAL};
 }

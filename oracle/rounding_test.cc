@@ -31,7 +31,8 @@ TEST(RoundToFormat, AgreesWithTheHardwareFloatConversionOnRandomBitPatterns) {
     v = std::ldexp(std::frexp(v, &unused), static_cast<int>(rng() % 300) - 160);
     const double want = static_cast<float>(v);
     EXPECT_EQ(RoundToFormat(v, kBinary32), want) << std::hexfloat << v;
-    EXPECT_EQ(RoundRat(FromDouble<BoostBackend::Int>(v), kBinary32).value, want) << std::hexfloat << v;
+    EXPECT_EQ(RoundRat(FromDouble<BoostBackend::Int>(v), kBinary32).value, want)
+        << std::hexfloat << v;
   }
 }
 

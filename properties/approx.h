@@ -76,8 +76,8 @@ inline Approx operator/(Approx a, Approx b) {
   const double v = a.v / b.v;
   const double margin = std::fabs(b.v) - b.err;
   if (!(margin > 0)) return {v, std::numeric_limits<double>::infinity()};
-  return {v, (a.err + std::fabs(v) * b.err) / margin + kUnitRoundoff64 * std::fabs(v) +
-                 kUnderflow64};
+  return {v,
+          (a.err + std::fabs(v) * b.err) / margin + kUnitRoundoff64 * std::fabs(v) + kUnderflow64};
 }
 
 // sqrt(a) for a >= 0: |sqrt(a) - sqrt(a~)| = |a - a~| / (sqrt(a) + sqrt(a~))

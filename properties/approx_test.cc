@@ -13,7 +13,7 @@ TEST(Approx, ASumOfTenthsKeepsItsExactValueInsideItsErrorBound) {
   // ten additions carry theirs; the exact sum of ten exact tenths is 1.
   Approx s = Exact(0);
   for (int i = 0; i < 10; ++i) s = s + Rounded(0.1);
-  EXPECT_NE(s.v, 1.0);  // the computed value is off ...
+  EXPECT_NE(s.v, 1.0);                    // the computed value is off ...
   EXPECT_TRUE(Within(s, Exact(1.0), 0));  // ... by less than its bound
 }
 

@@ -9,7 +9,10 @@ Coverage& Coverage::Current() {
   return coverage;
 }
 
-void Coverage::Reset(const std::string& property) { *this = Coverage{}; property_ = property; }
+void Coverage::Reset(const std::string& property) {
+  *this = Coverage{};
+  property_ = property;
+}
 
 void Coverage::Count(const std::string& axis, const std::string& bucket) { ++axes_[axis][bucket]; }
 
@@ -39,7 +42,8 @@ std::string Coverage::Summary() const {
   os << "  kernels judged (runs):";
   for (const auto& [kernel, n] : judged_) os << "  " << kernel << " " << n;
   os << "\n";
-  for (const auto& [kernel, reason] : skipped_) os << "  skipped " << kernel << ": " << reason << "\n";
+  for (const auto& [kernel, reason] : skipped_)
+    os << "  skipped " << kernel << ": " << reason << "\n";
   for (const auto& [kernel, what] : findings_) {
     os << "  recorded finding (observed kernel or known open finding, not a failure) " << kernel
        << ": " << what << "\n";

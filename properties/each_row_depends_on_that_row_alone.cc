@@ -75,8 +75,8 @@ std::string CompareExactRow(const Reference& a, std::int64_t ra, const Reference
     const auto* vb = ExactValues(b, o);
     if (va == nullptr || vb == nullptr) continue;
     for (std::int64_t i = 0; i < d; ++i) {
-      if (std::string m = CompareExactBits(std::string(OutputName(o)).c_str(), *va, ra * d + i,
-                                           *vb, rb * d + i);
+      if (std::string m = CompareExactBits(std::string(OutputName(o)).c_str(), *va, ra * d + i, *vb,
+                                           rb * d + i);
           !m.empty()) {
         return m;
       }
@@ -138,7 +138,8 @@ void EachRowDependsOnThatRowAlone(const Targets& t) {
     const auto pad = [&](std::int64_t n) {
       for (std::int64_t p = 0; p < n; ++p) {
         const auto row = *rc::gen::weightedOneOf<std::vector<double>>(
-            {{1, SpecialRow(xf, d)}, {1, RowValues(xf, d, RowKind::kHuge, c.eps)},
+            {{1, SpecialRow(xf, d)},
+             {1, RowValues(xf, d, RowKind::kHuge, c.eps)},
              {1, RowValues(xf, d, RowKind::kStandard, c.eps)}});
         x.insert(x.end(), row.begin(), row.end());
         const auto pdy = *DyValues(xf, d);
@@ -161,7 +162,8 @@ void EachRowDependsOnThatRowAlone(const Targets& t) {
   for (const Variant& v : variants) {
     vrefs.push_back(ComputeReference(v.c));
     if (std::string m = CompareExactRow(vrefs.back(), v.row, ref, target, d); !m.empty()) {
-      pc.OracleFails(v.c, std::string(v.name) + " changed row " + std::to_string(target) + ": " + m);
+      pc.OracleFails(v.c,
+                     std::string(v.name) + " changed row " + std::to_string(target) + ": " + m);
     }
   }
 

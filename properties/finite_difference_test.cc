@@ -35,7 +35,8 @@ TEST(FiniteDifferences, RejectAGradientWithoutTheXhatTerm) {
   double mean_g = 0;
   for (std::int64_t i = 0; i < c.d; ++i) mean_g += c.dy[i] * c.gamma[i] / c.d;
   std::vector<Approx> wrong;
-  for (std::int64_t i = 0; i < c.d; ++i) wrong.push_back(Rounded(r * (c.dy[i] * c.gamma[i] - mean_g)));
+  for (std::int64_t i = 0; i < c.d; ++i)
+    wrong.push_back(Rounded(r * (c.dy[i] * c.gamma[i] - mean_g)));
   const FiniteDifferenceResult result = CheckAgainstFiniteDifferences(c, &wrong);
   EXPECT_TRUE(result.checked);
   EXPECT_NE(result.message.find("dx["), std::string::npos) << result.message;

@@ -40,14 +40,13 @@ template <typename T>
 rc::Gen<T> WeightedOneOf(std::vector<std::pair<std::size_t, rc::Gen<T>>> choices) {
   std::size_t total = 0;
   for (const auto& c : choices) total += c.first;
-  return rc::gen::mapcat(Full(rc::gen::inRange<std::size_t>(0, total)),
-                         [choices](std::size_t w) {
-                           for (const auto& c : choices) {
-                             if (w < c.first) return c.second;
-                             w -= c.first;
-                           }
-                           return choices.back().second;
-                         });
+  return rc::gen::mapcat(Full(rc::gen::inRange<std::size_t>(0, total)), [choices](std::size_t w) {
+    for (const auto& c : choices) {
+      if (w < c.first) return c.second;
+      w -= c.first;
+    }
+    return choices.back().second;
+  });
 }
 
 int Clamp(int e, int lo, int hi) { return std::max(lo, std::min(e, hi)); }
@@ -95,9 +94,8 @@ rc::Gen<double> FloatValue(FloatFormat f, int e_lo, int e_hi) {
 }
 
 rc::Gen<double> ScaledInteger(std::int64_t k_max, int e) {
-  return Full(rc::gen::map(rc::gen::inRange<std::int64_t>(-k_max, k_max + 1), [e](std::int64_t k) {
-    return std::ldexp(static_cast<double>(k), e);
-  }));
+  return Full(rc::gen::map(rc::gen::inRange<std::int64_t>(-k_max, k_max + 1),
+                           [e](std::int64_t k) { return std::ldexp(static_cast<double>(k), e); }));
 }
 
 rc::Gen<double> Epsilon(bool allow_zero) {
@@ -112,8 +110,9 @@ rc::Gen<double> Epsilon(bool allow_zero) {
 
 rc::Gen<std::int64_t> RowLength(std::int64_t lo, std::int64_t hi) {
   std::vector<std::int64_t> special;
-  for (std::int64_t v : {1, 2, 3, 7, 8, 9, 15, 16, 17, 31, 32, 33, 63, 64, 65, 127, 128, 129, 255, 256,
-                         257, 511, 512, 513, 768, 1023, 1024, 1025, 4095, 4096, 4097, 65536}) {
+  for (std::int64_t v :
+       {1,   2,   3,   7,   8,   9,   15,  16,  17,  31,   32,   33,   63,   64,   65,   127,
+        128, 129, 255, 256, 257, 511, 512, 513, 768, 1023, 1024, 1025, 4095, 4096, 4097, 65536}) {
     if (v >= lo && v <= hi) special.push_back(v);
   }
   std::vector<std::pair<std::size_t, rc::Gen<std::int64_t>>> choices;
@@ -139,13 +138,20 @@ rc::Gen<std::int64_t> RowCount(std::int64_t hi) {
 
 const char* RowKindName(RowKind k) {
   switch (k) {
-    case RowKind::kStandard: return "standard";
-    case RowKind::kLargeMean: return "large_mean";
-    case RowKind::kHeavyTail: return "heavy_tail";
-    case RowKind::kHuge: return "huge";
-    case RowKind::kTiny: return "tiny";
-    case RowKind::kNearConstant: return "near_constant";
-    case RowKind::kConstant: return "constant";
+    case RowKind::kStandard:
+      return "standard";
+    case RowKind::kLargeMean:
+      return "large_mean";
+    case RowKind::kHeavyTail:
+      return "heavy_tail";
+    case RowKind::kHuge:
+      return "huge";
+    case RowKind::kTiny:
+      return "tiny";
+    case RowKind::kNearConstant:
+      return "near_constant";
+    case RowKind::kConstant:
+      return "constant";
   }
   return "?";
 }
@@ -172,7 +178,7 @@ rc::Gen<Row> LargeMeanRow(FloatFormat f, std::int64_t d) {
     const int s = *Full(rc::gen::inRange(1, f.precision));
     const double step = std::ldexp(1.0, std::ilogb(center) - s);
     const Row k = *Values(d, Full(rc::gen::map(rc::gen::inRange(-8, 9),
-                                                [](int v) { return static_cast<double>(v); })));
+                                               [](int v) { return static_cast<double>(v); })));
     Row row;
     for (double ki : k) row.push_back(Fit(center + ki * step, f));
     return row;
@@ -193,15 +199,16 @@ rc::Gen<Row> HeavyTailRow(FloatFormat f, std::int64_t d) {
 
 rc::Gen<Row> NearConstantRow(FloatFormat f, std::int64_t d, double eps) {
   // ulp(c) = 2^(e_c - p + 1) ~ sqrt(eps)/64: sigma^2 <= ulp(c)^2 ~ eps/4096.
-  const int e_c = eps > 0 ? Clamp(static_cast<int>(std::floor(std::log2(std::sqrt(eps) / 64))) +
-                                      f.precision - 1,
-                                  f.emin, f.emax - 1)
-                          : 0;
+  const int e_c =
+      eps > 0
+          ? Clamp(static_cast<int>(std::floor(std::log2(std::sqrt(eps) / 64))) + f.precision - 1,
+                  f.emin, f.emax - 1)
+          : 0;
   return rc::gen::exec([=] {
     const double c = *FloatValue(f, e_c, e_c);
     const double ulp = FormatUlp(c, f);
     const Row k = *Values(d, Full(rc::gen::map(rc::gen::inRange(-1, 2),
-                                                [](int v) { return static_cast<double>(v); })));
+                                               [](int v) { return static_cast<double>(v); })));
     Row row;
     for (double ki : k) row.push_back(Fit(c + ki * ulp, f));
     return row;
@@ -379,8 +386,7 @@ rc::Gen<Case> Input(const KernelGroup& g, const InputSpec& spec) {
   return rc::gen::weightedOneOf<Case>({{3, DrawnInput(g, spec)}, {1, FamilyInput(g, spec)}});
 }
 
-rc::Gen<ShiftPair> ShiftedInput(const KernelGroup& g, std::int64_t max_d,
-                                std::int64_t max_rows) {
+rc::Gen<ShiftPair> ShiftedInput(const KernelGroup& g, std::int64_t max_d, std::int64_t max_rows) {
   return rc::gen::exec([=] {
     const FloatFormat xf = FormatOf(g.dtype);
     const FloatFormat pf = FormatOf(g.param_dtype);
@@ -398,14 +404,14 @@ rc::Gen<ShiftPair> ShiftedInput(const KernelGroup& g, std::int64_t max_d,
     // The quantum 2^q keeps the largest |k + m| 2^q below 2^(emax - 1) (and
     // below 2^(p+4), inside every kernel's claimed range) and lets the spread
     // k 2^q reach from the subnormals to O(1).
-    const int q = *Full(rc::gen::inRange(std::max(MinExponent(xf), -p - 6),
-                                         std::min(xf.emax - p - 1, 4) + 1));
+    const int q = *Full(
+        rc::gen::inRange(std::max(MinExponent(xf), -p - 6), std::min(xf.emax - p - 1, 4) + 1));
     const int b = *Full(rc::gen::inRange(1, p - 1));  // spread: |k| <= 2^b - 1
     const std::int64_t k_max = (std::int64_t{1} << b) - 1;
     for (std::int64_t r = 0; r < c.rows; ++r) {
-      const Row k = *Values(c.d, Full(rc::gen::map(
-                                     rc::gen::inRange<std::int64_t>(-k_max, k_max + 1),
-                                     [](std::int64_t v) { return static_cast<double>(v); })));
+      const Row k =
+          *Values(c.d, Full(rc::gen::map(rc::gen::inRange<std::int64_t>(-k_max, k_max + 1),
+                                         [](std::int64_t v) { return static_cast<double>(v); })));
       // m = +-floor((limit - k_max) / 2^j): log-uniform over the room left.
       const std::int64_t room = limit - k_max;
       const int j = *Full(rc::gen::inRange(0, p));

@@ -85,7 +85,8 @@ TEST(Generators, FloatValuesReachTheSmallestSubnormalAndTheLargestFinite) {
   const FloatFormat f = kBfloat16;
   bool reached = false;
   for (int i = 0; i < 4000 && !reached; ++i) {
-    reached = std::fabs(FloatValue(f, f.emax, f.emax)(rc::Random(i + 1), 100).value()) == MaxFinite(f);
+    reached =
+        std::fabs(FloatValue(f, f.emax, f.emax)(rc::Random(i + 1), 100).value()) == MaxFinite(f);
   }
   EXPECT_TRUE(reached);
 }

@@ -26,9 +26,9 @@
 #include <initializer_list>
 #include <string>
 
+#include "harness/formats.h"
 #include "properties/coverage.h"
 #include "properties/finite_difference.h"
-#include "harness/formats.h"
 #include "properties/properties.h"
 
 namespace lnv::props {
@@ -86,8 +86,8 @@ void InputGradientsSumToZeroAndMeetXhatOnlyThroughEps(const Targets& t) {
       for (std::int64_t i = 0; i < d; ++i) {
         if (!std::isnan(wide.backward->dx[r * d + i].rounded)) {
           pc.OracleFails(c, "row " + std::to_string(r) + ": dy gamma is not finite, but dx[" +
-                                std::to_string(i) + "] = " +
-                                Num(wide.backward->dx[r * d + i].rounded) + ", not NaN");
+                                std::to_string(i) +
+                                "] = " + Num(wide.backward->dx[r * d + i].rounded) + ", not NaN");
         }
       }
       continue;
@@ -102,8 +102,8 @@ void InputGradientsSumToZeroAndMeetXhatOnlyThroughEps(const Targets& t) {
     const std::string row = "row " + std::to_string(r) + ": ";
     if (layer && !Within(sum, Exact(0), 0)) pc.OracleFails(c, row + "sum dx = " + Num(sum.v));
     if (!Within(dot, target, 0)) {
-      pc.OracleFails(c, row + "sum xhat dx = " + Num(dot.v) + ", d r b eps/(sigma^2 + eps) = " +
-                            Num(target.v));
+      pc.OracleFails(c, row + "sum xhat dx = " + Num(dot.v) +
+                            ", d r b eps/(sigma^2 + eps) = " + Num(target.v));
     }
   }
 
@@ -141,8 +141,9 @@ void InputGradientsSumToZeroAndMeetXhatOnlyThroughEps(const Targets& t) {
       if (layer && !Within(sum, Exact(0), bound_sum)) {
         failure = row + "sum dx = " + Num(sum.v) + "; the bounds allow " + Num(bound_sum);
       } else if (!Within(dot, target, bound_dot)) {
-        failure = row + "sum xhat dx = " + Num(dot.v) + ", but d r b eps/(sigma^2 + eps) = " +
-                  Num(target.v) + "; the bounds allow " + Num(bound_dot);
+        failure = row + "sum xhat dx = " + Num(dot.v) +
+                  ", but d r b eps/(sigma^2 + eps) = " + Num(target.v) + "; the bounds allow " +
+                  Num(bound_dot);
       }
     }
     if (!failure.empty()) pc.KernelFails(*k, c, failure);
@@ -162,8 +163,8 @@ std::string BackwardBitsMismatch(const Reference& a, const Reference& b,
     const std::vector<ExactValue>& va = *ExactValues(a, o);
     for (std::size_t i = 0; i < va.size(); ++i) {
       const auto at = static_cast<std::int64_t>(i);
-      if (std::string m = CompareExactBits(std::string(OutputName(o)).c_str(), va, at,
-                                           *ExactValues(b, o), at);
+      if (std::string m =
+              CompareExactBits(std::string(OutputName(o)).c_str(), va, at, *ExactValues(b, o), at);
           !m.empty()) {
         return m;
       }
@@ -179,8 +180,8 @@ std::string BackwardBitsMismatch(const Reference& a, const Reference& b,
 void CheckTheBackwardWithAnInfiniteGamma(const Case& c, const Reference& ref) {
   for (std::int64_t i = 0; i < c.d; ++i) {
     if (!std::isnan(ref.backward->dx[i].rounded)) {
-      RC_FAIL("gamma holds an infinity, but dx[" + std::to_string(i) + "] = " +
-              Num(ref.backward->dx[i].rounded) + ", not NaN");
+      RC_FAIL("gamma holds an infinity, but dx[" + std::to_string(i) +
+              "] = " + Num(ref.backward->dx[i].rounded) + ", not NaN");
     }
   }
   Case no_gamma = c;
@@ -220,8 +221,8 @@ RC_GTEST_PROP(Properties, TheOraclesBackwardIsTheDerivativeOfItsForward, ()) {
   Case smooth = c;
   if (!std::all_of(c.beta.begin(), c.beta.end(), [](double v) { return std::isfinite(v); })) {
     smooth.beta.clear();
-    if (std::string m = BackwardBitsMismatch(ref, ComputeReference(smooth),
-                                             {Output::kDx, Output::kDgamma});
+    if (std::string m =
+            BackwardBitsMismatch(ref, ComputeReference(smooth), {Output::kDx, Output::kDgamma});
         !m.empty()) {
       RC_FAIL("the backward depends on beta (an infinite one): " + m);
     }

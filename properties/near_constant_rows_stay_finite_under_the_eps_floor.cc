@@ -37,8 +37,7 @@ struct Drawn {
   std::vector<bool> constant_g;      // per row: dy gamma constant (gamma absent, dy constant)
 };
 
-rc::Gen<Drawn> NearConstantInput(const KernelGroup& g, std::int64_t max_d,
-                                 std::int64_t max_rows) {
+rc::Gen<Drawn> NearConstantInput(const KernelGroup& g, std::int64_t max_d, std::int64_t max_rows) {
   return rc::gen::exec([=] {
     const FloatFormat xf = FormatOf(g.dtype);
     const FloatFormat pf = FormatOf(g.param_dtype);
@@ -48,8 +47,7 @@ rc::Gen<Drawn> NearConstantInput(const KernelGroup& g, std::int64_t max_d,
     c.dtype = g.dtype;
     c.param_dtype = g.param_dtype;
     const bool power_of_two = *rc::gen::arbitrary<bool>();
-    c.d = power_of_two ? std::int64_t{1} << *rc::gen::inRange(0, 11)
-                       : *RowLength(1, max_d);
+    c.d = power_of_two ? std::int64_t{1} << *rc::gen::inRange(0, 11) : *RowLength(1, max_d);
     c.rows = *RowCount(max_rows);
     c.eps = *Epsilon(false);
     const bool gamma_absent = *rc::gen::arbitrary<bool>();
@@ -93,7 +91,9 @@ void NearConstantRowsStayFiniteUnderTheEpsFloor(const Targets& t) {
   const auto beta = [&](std::int64_t i) { return c.beta.empty() ? 0.0 : c.beta[i]; };
   // y = beta for a constant row, stored in x's dtype: beta rounded once into it
   // (beta may be wider, e.g. f32 scale/shift with bf16 data).
-  const auto stored_beta = [&](std::int64_t i) { return RoundToFormat(beta(i), FormatOf(c.dtype)); };
+  const auto stored_beta = [&](std::int64_t i) {
+    return RoundToFormat(beta(i), FormatOf(c.dtype));
+  };
   // |x_i - mu| / sqrt(eps): how far eps lets xhat_i go.
   const auto xhat_cap = [&](std::int64_t r, std::int64_t i) {
     const Approx mu = layer ? Rounded(ref.forward.stats[r].mean) : Exact(0);
@@ -116,9 +116,9 @@ void NearConstantRowsStayFiniteUnderTheEpsFloor(const Targets& t) {
       if (!AffineIsFinite(c, i)) {
         const double ieee = IeeeAffineY(c, *plain, idx);
         if (!SameBits(ref.forward.y[idx].rounded, ieee)) {
-          pc.OracleFails(c, row + "y[" + std::to_string(i) + "] = " +
-                                Num(ref.forward.y[idx].rounded) + " with gamma = " +
-                                Num(gamma(i)) + ", beta = " + Num(beta(i)) +
+          pc.OracleFails(c, row + "y[" + std::to_string(i) +
+                                "] = " + Num(ref.forward.y[idx].rounded) +
+                                " with gamma = " + Num(gamma(i)) + ", beta = " + Num(beta(i)) +
                                 ", but IEEE gamma xhat + beta = " + Num(ieee));
         }
       } else if (!std::isfinite(ref.forward.y[idx].rounded)) {

@@ -131,7 +131,8 @@ TEST_P(NegativeControl, IsCaughtByANamedPropertyWithinTheDefaultBudget) {
       }
       EXPECT_TRUE(named_check_fired)
           << cc.kernel->name << " was caught by " << p->name << ", but never by its check '"
-          << cc.check << "' (" << kRetriesForTheNamedCheck << " more seeds): that check may be vacuous";
+          << cc.check << "' (" << kRetriesForTheNamedCheck
+          << " more seeds): that check may be vacuous";
     }
     if (cc.in_registry) {
       // The case file the catch wrote replays: ln_check --replay says "as expected".
@@ -149,12 +150,12 @@ TEST_P(NegativeControl, IsCaughtByANamedPropertyWithinTheDefaultBudget) {
                 << Budget() << " cases: the check is vacuous or the generator misses the bug";
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    Controls, NegativeControl, ::testing::ValuesIn(ControlCases()),
-    [](const ::testing::TestParamInfo<ControlCase>& info) {
-      return Sanitize(info.param.kernel->name) + "__" +
-             (info.param.property.empty() ? std::string("AnyProperty") : info.param.property);
-    });
+INSTANTIATE_TEST_SUITE_P(Controls, NegativeControl, ::testing::ValuesIn(ControlCases()),
+                         [](const ::testing::TestParamInfo<ControlCase>& info) {
+                           return Sanitize(info.param.kernel->name) + "__" +
+                                  (info.param.property.empty() ? std::string("AnyProperty")
+                                                               : info.param.property);
+                         });
 
 TEST(NegativeControls, TheRegistryHasTheOnePassAndTheBrokenKernels) {
   int one_pass = 0, broken = 0;

@@ -98,14 +98,16 @@ void NormalizedRowsHaveZeroMeanAndEpsAdjustedVariance(const Targets& t) {
       if (!claimed || !TargetSumOfSquares(s, c.eps, d, &target)) continue;
       const std::string row = "row " + std::to_string(r) + ": ";
       if (layer && !Within(sum, Exact(0), bound_sum)) {
-        pc.KernelFails(*k, c, row + "sum y = " + Num(sum.v) + " with gamma = 1, beta = 0; " +
-                                  "the bounds allow " + Num(bound_sum));
+        pc.KernelFails(*k, c,
+                       row + "sum y = " + Num(sum.v) + " with gamma = 1, beta = 0; " +
+                           "the bounds allow " + Num(bound_sum));
         break;
       }
       if (!Within(sum_sq, target, bound_sq)) {
-        pc.KernelFails(*k, c, row + "sum y^2 = " + Num(sum_sq.v) +
-                                  " with gamma = 1, beta = 0, but d sigma^2/(sigma^2 + eps) = " +
-                                  Num(target.v) + "; the bounds allow " + Num(bound_sq));
+        pc.KernelFails(*k, c,
+                       row + "sum y^2 = " + Num(sum_sq.v) +
+                           " with gamma = 1, beta = 0, but d sigma^2/(sigma^2 + eps) = " +
+                           Num(target.v) + "; the bounds allow " + Num(bound_sq));
         break;
       }
     }

@@ -26,9 +26,8 @@ TEST(ObservedKernels, ABrokenPropertyIsARecordedFindingNotATestFailure) {
   targets.kernels = {&observed};
   targets.cases_subdir = "observed";
   Coverage::Current().Reset("observed");
-  const QuietRun run =
-      RunQuietly(*FindProperty("PermutingFeaturesPermutesTheOutputs"), targets,
-                 rc::detail::configuration().testParams.maxSuccess);
+  const QuietRun run = RunQuietly(*FindProperty("PermutingFeaturesPermutesTheOutputs"), targets,
+                                  rc::detail::configuration().testParams.maxSuccess);
   EXPECT_FALSE(run.failed) << run.message;
   ASSERT_EQ(Coverage::Current().findings().count(observed.name), 1u);
   const std::string& finding = Coverage::Current().findings().at(observed.name);

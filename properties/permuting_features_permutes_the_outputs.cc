@@ -74,8 +74,8 @@ void PermutingFeaturesPermutesTheOutputs(const Targets& t) {
     if (a == nullptr || b == nullptr) continue;
     for (std::size_t i = 0; i < a->size(); ++i) {
       const auto n = static_cast<std::int64_t>(i);
-      if (std::string m = CompareExactBits(std::string(OutputName(o)).c_str(), *a, n, *b,
-                                           Source(o, n, c.d, p));
+      if (std::string m =
+              CompareExactBits(std::string(OutputName(o)).c_str(), *a, n, *b, Source(o, n, c.d, p));
           !m.empty()) {
         pc.OracleFails(pcase, "permuting the features: " + m);
       }

@@ -35,8 +35,8 @@ TEST(Plugins, EveryPropertyJudgesAndPassesTheKernelsFromLnvPlugins) {
     for (const ImplInfo* k : targets.kernels) {
       const auto& judged = Coverage::Current().judged();
       const auto it = judged.find(k->name);
-      std::cout << p.name << ": " << k->name << " judged "
-                << (it == judged.end() ? 0 : it->second) << " time(s)\n";
+      std::cout << p.name << ": " << k->name << " judged " << (it == judged.end() ? 0 : it->second)
+                << " time(s)\n";
     }
   }
 }

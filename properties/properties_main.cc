@@ -142,8 +142,8 @@ int main(int argc, char** argv) {
     int plugins = 0;
     for (const lnv::ImplInfo& k : kernels) plugins += k.name.rfind("plugin:", 0) == 0;
     std::cout << "properties_test: budget " << lnv::props::BudgetName(budget) << ", seed "
-              << tp.seed << ", max_success " << tp.maxSuccess << ", max_size " << tp.maxSize
-              << "; " << kernels.size() << " kernels (" << plugins << " from LNV_PLUGINS)\n"
+              << tp.seed << ", max_success " << tp.maxSuccess << ", max_size " << tp.maxSize << "; "
+              << kernels.size() << " kernels (" << plugins << " from LNV_PLUGINS)\n"
               << "  RC_PARAMS=\"" << params << "\"\n"
               << std::flush;
   }

@@ -136,8 +136,8 @@ std::string CompareElements(Output o, const Judged& a, std::int64_t ia, const Ju
   if (!a.Claimed(o, ia) || !b.Claimed(o, ib)) return "";
   const ElementResult& ea = a.At(o, ia);
   const ElementResult& eb = b.At(o, ib);
-  const std::string where = std::string(OutputName(o)) + "[" + std::to_string(ia) + "] vs [" +
-                            std::to_string(ib) + "]";
+  const std::string where =
+      std::string(OutputName(o)) + "[" + std::to_string(ia) + "] vs [" + std::to_string(ib) + "]";
   if (!std::isfinite(ea.kernel) || !std::isfinite(eb.kernel)) {
     return where + ": kernel gave " + Num(ea.kernel) + " and " + Num(eb.kernel) +
            " where the exact values are finite";
@@ -169,8 +169,8 @@ std::string BitwiseMismatch(const Judged& a, const Judged& b) {
       if (!SameBits(a.Value(o, i), b.Value(o, i))) {
         char buf[160];
         std::snprintf(buf, sizeof buf, "%s[%lld] = %a in one run, %a in the next",
-                      std::string(OutputName(o)).c_str(), static_cast<long long>(i),
-                      a.Value(o, i), b.Value(o, i));
+                      std::string(OutputName(o)).c_str(), static_cast<long long>(i), a.Value(o, i),
+                      b.Value(o, i));
         return buf;
       }
     }
@@ -180,11 +180,16 @@ std::string BitwiseMismatch(const Judged& a, const Judged& b) {
 
 const std::vector<ExactValue>* ExactValues(const Reference& r, Output o) {
   switch (o) {
-    case Output::kY: return &r.forward.y;
-    case Output::kMean: return r.forward.mean.empty() ? nullptr : &r.forward.mean;
-    case Output::kRstd: return &r.forward.rstd;
-    case Output::kDx: return r.backward ? &r.backward->dx : nullptr;
-    case Output::kDgamma: return r.backward ? &r.backward->dgamma : nullptr;
+    case Output::kY:
+      return &r.forward.y;
+    case Output::kMean:
+      return r.forward.mean.empty() ? nullptr : &r.forward.mean;
+    case Output::kRstd:
+      return &r.forward.rstd;
+    case Output::kDx:
+      return r.backward ? &r.backward->dx : nullptr;
+    case Output::kDgamma:
+      return r.backward ? &r.backward->dgamma : nullptr;
     case Output::kDbeta:
       return r.backward && !r.backward->dbeta.empty() ? &r.backward->dbeta : nullptr;
   }
@@ -303,8 +308,8 @@ std::string CompareExactBits(const char* what, const std::vector<ExactValue>& a,
   const double vb = b[static_cast<std::size_t>(ib)].rounded;
   if (SameBits(va, vb)) return "";
   char buf[160];
-  std::snprintf(buf, sizeof buf, "%s[%lld] = %a but [%lld] = %a", what,
-                static_cast<long long>(ia), va, static_cast<long long>(ib), vb);
+  std::snprintf(buf, sizeof buf, "%s[%lld] = %a but [%lld] = %a", what, static_cast<long long>(ia),
+                va, static_cast<long long>(ib), vb);
   return buf;
 }
 
@@ -406,8 +411,8 @@ void PropertyCase::OracleFails(const Case& c, const std::string& what) const {
   const KernelGroup g{c.norm, c.dtype, c.param_dtype};
   const auto kernels = KernelsFor(g);
   const std::string kernel = kernels.empty() ? "-" : kernels.front()->name;
-  const std::string path = WriteCase(CasePath("oracle"), property_, c, kernel,
-                                     "the oracle breaks the property", what);
+  const std::string path =
+      WriteCase(CasePath("oracle"), property_, c, kernel, "the oracle breaks the property", what);
   RC_FAIL("the oracle breaks " + property_ + ": " + what + "\n  case   " + path);
 }
 
@@ -429,8 +434,10 @@ std::optional<Judged> PropertyCase::Run(const ImplInfo& k, const Case& c,
   if (targets_.judge_verdicts && IsFailure(r.j.verdict)) {
     if (FailsOnTheOpenUnresolvedXhatFindingAlone(k, c, ref, r.j)) {
       Coverage::Current().Finding(
-          k.name, "known open finding (fuzz/known_findings.txt, entry 1: inf * an xhat the "
-                  "kernel cannot resolve): judge: " + Summarize(r.j));
+          k.name,
+          "known open finding (fuzz/known_findings.txt, entry 1: inf * an xhat the "
+          "kernel cannot resolve): judge: " +
+              Summarize(r.j));
       return r;
     }
     KernelFails(k, c, "judge: " + Summarize(r.j));

@@ -127,7 +127,8 @@ std::string CompareElements(Output o, const Judged& a, std::int64_t ia, const Ju
 
 // The first CompareElements mismatch over every element of `outputs`, the
 // same index on both sides ("" if none).
-std::string CompareSameIndex(const Judged& a, const Judged& b, std::initializer_list<Output> outputs);
+std::string CompareSameIndex(const Judged& a, const Judged& b,
+                             std::initializer_list<Output> outputs);
 
 // Every output of both runs bit for bit (NaN = NaN): run-to-run determinism.
 std::string BitwiseMismatch(const Judged& a, const Judged& b);
@@ -182,8 +183,8 @@ double IeeeAffineY(const Case& c, const Reference& plain, std::int64_t idx);
 std::string Num(double v);
 
 // The oracle's rounded values of two results, compared bit for bit (NaN = NaN).
-std::string CompareExactBits(const char* what, const std::vector<ExactValue>& a,
-                             std::int64_t ia, const std::vector<ExactValue>& b, std::int64_t ib);
+std::string CompareExactBits(const char* what, const std::vector<ExactValue>& a, std::int64_t ia,
+                             const std::vector<ExactValue>& b, std::int64_t ib);
 
 // Discards the case (RC_PRE) when eps = 0 and a finite row has sigma^2
 // (LayerNorm) or mean(x^2) (RMSNorm) below kEpsZeroFloor of its dtype's
@@ -275,8 +276,8 @@ class PropertyCase {
 
 struct QuietRun {
   bool failed = false;
-  int cases = 0;            // successful cases before the failure (or in all)
-  std::string message;      // RapidCheck's failure description
+  int cases = 0;        // successful cases before the failure (or in all)
+  std::string message;  // RapidCheck's failure description
 };
 // Runs the property on `targets` with the configured seed (plus
 // seed_offset), max_success cases, no shrinking, and no RC_PARAMS reproduce

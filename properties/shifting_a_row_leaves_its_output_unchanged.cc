@@ -32,8 +32,8 @@ void ShiftingARowLeavesItsOutputUnchanged(const Targets& t) {
   Classify(s.shifted, shifted.forward.stats);
   RequireEpsOrNoUnderflow(s.base, base);
 
-  if (std::string m = ExactBitsMismatch(base, shifted, {Output::kY, Output::kRstd, Output::kDx,
-                                                        Output::kDgamma, Output::kDbeta});
+  if (std::string m = ExactBitsMismatch(
+          base, shifted, {Output::kY, Output::kRstd, Output::kDx, Output::kDgamma, Output::kDbeta});
       !m.empty()) {
     pc.OracleFails(s.shifted, "shifting changed " + m);
   }

@@ -70,8 +70,8 @@ std::string OracleSpecialRow(const Case& c, const Reference& ref, std::int64_t r
     const double y = ref.forward.y[r * c.d + i].rounded;
     const double dx = ref.backward->dx[r * c.d + i].rounded;
     if (!SameBits(y, TableY(c, t, r, i)) || !std::isnan(dx)) {
-      return "a row with NaN/inf gives y[" + std::to_string(i) + "] = " + Num(y) + ", dx = " +
-             Num(dx) + "; the table says y = " + Num(TableY(c, t, r, i)) + ", dx = NaN";
+      return "a row with NaN/inf gives y[" + std::to_string(i) + "] = " + Num(y) +
+             ", dx = " + Num(dx) + "; the table says y = " + Num(TableY(c, t, r, i)) + ", dx = NaN";
     }
   }
   const double rstd = ref.forward.rstd[r].rounded;
@@ -102,8 +102,8 @@ std::string KernelSpecialRow(const Case& c, const Judged& run, std::int64_t r) {
       const double want = o == Output::kY ? TableY(c, t, r, i) : kNaN;
       const double v = run.Value(o, r * c.d + i);
       if (std::isnan(want) && !std::isnan(v)) {
-        return "a row with NaN/inf gives " + std::string(OutputName(o)) + "[" +
-               std::to_string(i) + "] = " + Num(v) + ", not NaN";
+        return "a row with NaN/inf gives " + std::string(OutputName(o)) + "[" + std::to_string(i) +
+               "] = " + Num(v) + ", not NaN";
       }
     }
   }

@@ -48,7 +48,9 @@ void TheOutputIsGammaTimesXhatPlusBeta(const Targets& t) {
   const std::int64_t n = drawn.rows * drawn.d;
   const FloatFormat out = FormatOf(drawn.dtype);
   const auto gamma = [&](std::int64_t i) { return drawn.gamma[i % drawn.d]; };
-  const auto beta = [&](std::int64_t i) { return drawn.beta.empty() ? 0.0 : drawn.beta[i % drawn.d]; };
+  const auto beta = [&](std::int64_t i) {
+    return drawn.beta.empty() ? 0.0 : drawn.beta[i % drawn.d];
+  };
 
   if (std::string m = ExactBitsMismatch(ra, rb, {Output::kY, Output::kMean, Output::kRstd});
       !m.empty()) {
@@ -65,8 +67,8 @@ void TheOutputIsGammaTimesXhatPlusBeta(const Targets& t) {
       const double ieee = IeeeAffineY(drawn, ra, i);
       if (!SameBits(rc.forward.y[i].rounded, ieee)) {
         pc.OracleFails(drawn, "y[" + std::to_string(i) + "] = " + Num(rc.forward.y[i].rounded) +
-                                  ", IEEE gamma xhat + beta = " + Num(ieee) + " (gamma = " +
-                                  Num(gamma(i)) + ", beta = " + Num(beta(i)) + ")");
+                                  ", IEEE gamma xhat + beta = " + Num(ieee) +
+                                  " (gamma = " + Num(gamma(i)) + ", beta = " + Num(beta(i)) + ")");
       }
       continue;
     }

@@ -12,7 +12,7 @@
 namespace lnv::report {
 namespace {
 
-std::string ShellQuote(const std::string &s) {
+std::string ShellQuote(const std::string& s) {
   bool plain = !s.empty();
   for (char ch : s) {
     plain = plain && (std::isalnum(static_cast<unsigned char>(ch)) || ch == '/' || ch == '.' ||
@@ -26,8 +26,8 @@ std::string ShellQuote(const std::string &s) {
 
 // What the case reproduces: the shrunk single row when it alone gives the
 // same verdict and the same bound use on the output, else the whole case.
-Case Shrink(const ImplInfo &impl, const Case &c, Output o, std::int64_t row, Verdict verdict,
-            double bound_use, KernelRunner *plugin_runner, std::int64_t *kept_row) {
+Case Shrink(const ImplInfo& impl, const Case& c, Output o, std::int64_t row, Verdict verdict,
+            double bound_use, KernelRunner* plugin_runner, std::int64_t* kept_row) {
   *kept_row = -1;
   // A plugin kernel is re-run only in its child process.
   const bool plugin = IsPluginImpl(impl);
@@ -39,7 +39,7 @@ Case Shrink(const ImplInfo &impl, const Case &c, Output o, std::int64_t row, Ver
   JudgeOptions jo;
   jo.runner = plugin ? plugin_runner : nullptr;
   const Judgement j = Judge(impl, one, jo);
-  const OutputResult &r = j[o];
+  const OutputResult& r = j[o];
   const bool same =
       r.present && (IsFailure(verdict) ? IsFailure(j.verdict) : r.max_bound_use == bound_use);
   if (!same) return c;
@@ -48,14 +48,14 @@ Case Shrink(const ImplInfo &impl, const Case &c, Output o, std::int64_t row, Ver
 }
 
 struct Writer {
-  const CaseWriteOptions &opt;
+  const CaseWriteOptions& opt;
   std::map<std::tuple<std::string, std::int32_t, std::int64_t>, std::string> written;
   std::vector<std::string> errors;
 
   // Returns the path relative to out_dir, or "" on failure.
-  std::string Write(const ImplInfo &impl, const PlanItem &item, std::int32_t item_index, Output o,
-                    std::int64_t row, Verdict verdict, double bound_use, const std::string &why,
-                    const std::string &summary, std::int64_t max_values) {
+  std::string Write(const ImplInfo& impl, const PlanItem& item, std::int32_t item_index, Output o,
+                    std::int64_t row, Verdict verdict, double bound_use, const std::string& why,
+                    const std::string& summary, std::int64_t max_values) {
     const Case full = PlanCase(impl, item, opt.seed);
     std::int64_t kept_row = -1;
     Case c = Shrink(impl, full, o, row, verdict, bound_use, opt.plugin_runner, &kept_row);
@@ -89,7 +89,7 @@ struct Writer {
 
 }  // namespace
 
-std::string FileSafe(const std::string &s) {
+std::string FileSafe(const std::string& s) {
   std::string o;
   for (char ch : s) {
     const bool ok =
@@ -99,23 +99,23 @@ std::string FileSafe(const std::string &s) {
   return o;
 }
 
-std::string ReplayCommand(const CaseWriteOptions &opt, const ImplInfo &impl,
-                          const std::string &relative_case_path) {
+std::string ReplayCommand(const CaseWriteOptions& opt, const ImplInfo& impl,
+                          const std::string& relative_case_path) {
   std::string cmd;
   if (IsPluginImpl(impl) && !opt.plugin_paths.empty()) {
     std::string joined;
-    for (const std::string &p : opt.plugin_paths) joined += (joined.empty() ? "" : ":") + p;
+    for (const std::string& p : opt.plugin_paths) joined += (joined.empty() ? "" : ":") + p;
     cmd = "LNV_PLUGINS=" + ShellQuote(joined) + " ";
   }
   const std::string path = (std::filesystem::path(opt.out_dir) / relative_case_path).string();
   return cmd + opt.replay_program + " --replay " + ShellQuote(path);
 }
 
-std::vector<std::string> WriteCaseFiles(const CaseWriteOptions &opt, SweepResult *result) {
+std::vector<std::string> WriteCaseFiles(const CaseWriteOptions& opt, SweepResult* result) {
   Writer w{opt, {}, {}};
-  for (KernelReport &k : result->kernels) {
-    for (Finding &f : k.findings) {
-      const PlanItem &item = result->plan[f.item];
+  for (KernelReport& k : result->kernels) {
+    for (Finding& f : k.findings) {
+      const PlanItem& item = result->plan[f.item];
       const double use = f.worst ? f.worst->bound_use : 0.0;
       f.case_file =
           w.Write(k.info, item, f.item, f.output, f.worst_row, f.verdict, use,
@@ -124,9 +124,9 @@ std::vector<std::string> WriteCaseFiles(const CaseWriteOptions &opt, SweepResult
       if (!f.case_file.empty()) f.replay = ReplayCommand(opt, k.info, f.case_file);
     }
     for (int o = 0; o < 6; ++o) {
-      OutputSummary &s = k.outputs[o];
+      OutputSummary& s = k.outputs[o];
       if (!s.present || !s.worst || s.worst_item < 0) continue;
-      const PlanItem &item = result->plan[s.worst_item];
+      const PlanItem& item = result->plan[s.worst_item];
       char summary[160];
       std::snprintf(summary, sizeof summary,
                     "worst %s over the report: %.4g ulp, bound use %.4g (%s)",

@@ -24,7 +24,7 @@ struct CaseWriteOptions {
   std::vector<std::string> plugin_paths;
   // Runs plugin kernels when a case is shrunk to its worst row (as
   // SweepOptions::plugin_runner); nullptr: plugin cases are not shrunk.
-  KernelRunner *plugin_runner = nullptr;
+  KernelRunner* plugin_runner = nullptr;
 };
 
 // A worst case (not a finding) is written only when it holds at most this
@@ -36,14 +36,14 @@ inline constexpr std::int64_t kMaxWorstCaseValues = 4096;
 // Writes the files and fills Finding::case_file/replay and
 // OutputSummary::worst_case_file (paths relative to out_dir). Returns one
 // line per file that could not be written.
-std::vector<std::string> WriteCaseFiles(const CaseWriteOptions &options, SweepResult *result);
+std::vector<std::string> WriteCaseFiles(const CaseWriteOptions& options, SweepResult* result);
 
 // The replay command of a case file written under out_dir.
-std::string ReplayCommand(const CaseWriteOptions &options, const ImplInfo &impl,
-                          const std::string &relative_case_path);
+std::string ReplayCommand(const CaseWriteOptions& options, const ImplInfo& impl,
+                          const std::string& relative_case_path);
 
 // Registry names hold '/', ':' and '*'; file names keep [A-Za-z0-9._-].
-std::string FileSafe(const std::string &s);
+std::string FileSafe(const std::string& s);
 
 }  // namespace lnv::report
 

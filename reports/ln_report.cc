@@ -30,7 +30,7 @@ namespace fs = std::filesystem;
 // as hung (a case of the full budget takes well under a minute).
 constexpr double kPluginTimeoutSeconds = 300;
 
-bool WriteText(const fs::path &path, const std::string &text, std::string *error) {
+bool WriteText(const fs::path& path, const std::string& text, std::string* error) {
   std::ofstream out(path, std::ios::binary);
   out << text;
   out.close();
@@ -54,13 +54,13 @@ std::string LnCheckPath() {
   return rel.string();
 }
 
-std::string FileUrl(const fs::path &p) {
+std::string FileUrl(const fs::path& p) {
   std::error_code ec;
   const fs::path abs = fs::absolute(p, ec);
   return "file://" + (ec ? p : abs.lexically_normal()).string();
 }
 
-std::string CommandLine(int argc, char **argv) {
+std::string CommandLine(int argc, char** argv) {
   std::string s = "ln_report";
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
@@ -103,7 +103,7 @@ class Progress {
   double last_ = -1e9;
 };
 
-int Render(const ReportOptions &o) {
+int Render(const ReportOptions& o) {
   nlohmann::json report;
   if (const std::string e = LoadReport(o.render, &report); !e.empty()) {
     std::cerr << "ln_report: " << e << "\n";
@@ -133,8 +133,8 @@ int Render(const ReportOptions &o) {
   return ExitStatusOf(report);
 }
 
-int Sweep(const ReportOptions &o, int argc, char **argv) {
-  for (const std::string &p : o.plugins) {
+int Sweep(const ReportOptions& o, int argc, char** argv) {
+  for (const std::string& p : o.plugins) {
     std::error_code ec;
     if (!fs::is_regular_file(p, ec)) {
       std::cerr << "ln_report: --plugin " << p << ": no such file\n";
@@ -150,14 +150,14 @@ int Sweep(const ReportOptions &o, int argc, char **argv) {
     }
   }
   PluginLoad load = ImplsWithPlugins(o.plugins);
-  for (const std::string &e : load.errors) std::cerr << "ln_report: " << e << "\n";
+  for (const std::string& e : load.errors) std::cerr << "ln_report: " << e << "\n";
   SweepOptions so;
   so.budget = o.budget;
   so.seed = o.seed;
   so.typical = o.typical;
   so.jobs =
       o.jobs > 0 ? o.jobs : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  for (const ImplInfo &i : load.impls) {
+  for (const ImplInfo& i : load.impls) {
     if (GlobMatch(o.impls_glob, i.name)) so.impls.push_back(i);
   }
   if (so.impls.empty()) {
@@ -168,7 +168,7 @@ int Sweep(const ReportOptions &o, int argc, char **argv) {
   // after the plugins are loaded and before any kernel has run.
   std::unique_ptr<Isolator> isolator;
   if (std::any_of(so.impls.begin(), so.impls.end(),
-                  [](const ImplInfo &i) { return IsPluginImpl(i); })) {
+                  [](const ImplInfo& i) { return IsPluginImpl(i); })) {
     IsolateOptions io;
     io.timeout_seconds = kPluginTimeoutSeconds;
     isolator = std::make_unique<Isolator>(io);
@@ -196,7 +196,7 @@ int Sweep(const ReportOptions &o, int argc, char **argv) {
   }
   // Case files of an earlier run in the same directory would read as this
   // run's.
-  for (const auto &entry : fs::directory_iterator(fs::path(o.out_dir) / "cases", ec)) {
+  for (const auto& entry : fs::directory_iterator(fs::path(o.out_dir) / "cases", ec)) {
     if (entry.path().extension() == ".case") fs::remove(entry.path(), ec);
   }
   CaseWriteOptions cw;
@@ -209,7 +209,7 @@ int Sweep(const ReportOptions &o, int argc, char **argv) {
   cw.plugin_runner = isolator.get();
   ReportInputs in;
   in.write_errors = WriteCaseFiles(cw, &result);
-  for (const std::string &e : in.write_errors) std::cerr << "ln_report: " << e << "\n";
+  for (const std::string& e : in.write_errors) std::cerr << "ln_report: " << e << "\n";
   in.load_errors = load.errors;
   RunFacts facts{CommandLine(argc, argv), result.seconds, so.jobs, plugin_paths};
   in.context = CollectContext(o, facts, so.impls);
@@ -228,7 +228,7 @@ int Sweep(const ReportOptions &o, int argc, char **argv) {
 
   const int status = ExitStatusOf(report);
   int expected = 0;
-  for (const KernelReport &k : result.kernels) {
+  for (const KernelReport& k : result.kernels) {
     const bool ok = MeetsExpectation(k);
     expected += ok;
     if (!ok) {
@@ -236,8 +236,8 @@ int Sweep(const ReportOptions &o, int argc, char **argv) {
                 << "): " << KernelVerdictWord(k) << "\n";
     }
   }
-  for (const KernelReport &k : result.kernels) {
-    for (const Finding &f : k.findings) {
+  for (const KernelReport& k : result.kernels) {
+    for (const Finding& f : k.findings) {
       if (k.info.status == ImplStatus::kClaimsBound) {
         std::cout << "FINDING " << k.info.name << " on " << result.plan[f.item].family << ": "
                   << f.summary << "\n  replay " << f.replay << "\n";
@@ -258,7 +258,7 @@ int Sweep(const ReportOptions &o, int argc, char **argv) {
 }  // namespace
 }  // namespace lnv::report
 
-int main(int argc, char **argv) {
+int main(int argc, char** argv) {
   using lnv::report::ReportOptions;
   ReportOptions o;
   if (const std::string e = lnv::report::ParseReportArgs({argv + 1, argv + argc}, &o); !e.empty()) {

@@ -17,7 +17,7 @@ struct ReportOptions {
   std::vector<std::string> plugins;  // --plugin PATH, after those of LNV_PLUGINS
   Budget budget = Budget::kQuick;
   std::uint64_t seed = kDefaultSeed;
-  int jobs = 0;  // 0: one per hardware thread
+  int jobs = 0;                              // 0: one per hardware thread
   TypicalTier typical = TypicalTier::kFail;  // --typical: the statistical tier
   bool quiet = false;
   std::string render;   // --render FILE: render this errors.json, measure nothing

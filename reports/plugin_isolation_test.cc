@@ -15,20 +15,20 @@
 namespace lnv::report {
 namespace {
 
-int Segfaults(const ForwardArgs *) {
+int Segfaults(const ForwardArgs*) {
   const rlimit no_core{0, 0};
   setrlimit(RLIMIT_CORE, &no_core);  // a test crash leaves no core file behind
   // A real fault (raise() would return once the isolator's handler ran).
   static volatile std::uintptr_t unmapped = 8;
-  *reinterpret_cast<volatile int *>(unmapped) = 1;
+  *reinterpret_cast<volatile int*>(unmapped) = 1;
   return 0;
 }
 
-int Hangs(const ForwardArgs *) {
+int Hangs(const ForwardArgs*) {
   for (;;) pause();
 }
 
-ImplInfo AsPlugin(const std::string &name, ForwardFn forward) {
+ImplInfo AsPlugin(const std::string& name, ForwardFn forward) {
   ImplInfo i = Kernel("f32/two_pass/cpu-scalar");
   i.name = "plugin:test/" + name;
   if (forward != nullptr) {
@@ -75,7 +75,7 @@ TEST(PluginIsolation, ACrashingPluginIsAFindingWithItsCaseAndTheSweepGoesOn) {
   w.plugin_paths = {"test.so"};
   w.plugin_runner = &isolator;
   EXPECT_TRUE(WriteCaseFiles(w, &r).empty());
-  const Finding &f = r.kernels[1].findings.front();
+  const Finding& f = r.kernels[1].findings.front();
   EXPECT_FALSE(f.case_file.empty());
   EXPECT_EQ(f.replay.rfind("LNV_PLUGINS=test.so ln_check --replay ", 0), 0u) << f.replay;
   EXPECT_NE(f.summary.find("SIGSEGV"), std::string::npos) << f.summary;

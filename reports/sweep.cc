@@ -30,7 +30,7 @@ struct Unit {
   double weight = 0.0;  // relative cost, for the progress fraction and scheduling
 };
 
-void MergeOutput(const OutputMeasure &m, std::int32_t item, OutputSummary *s) {
+void MergeOutput(const OutputMeasure& m, std::int32_t item, OutputSummary* s) {
   if (!m.present) return;
   s->present = true;
   s->verdict = std::max(s->verdict, m.verdict);
@@ -49,13 +49,13 @@ void MergeOutput(const OutputMeasure &m, std::int32_t item, OutputSummary *s) {
   s->points.insert(s->points.end(), m.points.begin(), m.points.end());
 }
 
-double FindingKey(const CaseMeasure &m) {
+double FindingKey(const CaseMeasure& m) {
   return m.outputs[static_cast<int>(DecidingOutput(m))].max_bound_use;
 }
 
-void Merge(const CaseMeasure &m, const PlanItem &item, std::int32_t item_index,
-           std::vector<std::pair<std::int32_t, CaseMeasure>> *worst_failure_by_family,
-           const std::vector<PlanItem> &plan, KernelReport *k) {
+void Merge(const CaseMeasure& m, const PlanItem& item, std::int32_t item_index,
+           std::vector<std::pair<std::int32_t, CaseMeasure>>* worst_failure_by_family,
+           const std::vector<PlanItem>& plan, KernelReport* k) {
   ++k->cases;
   k->verdict = std::max(k->verdict, m.verdict);
   // A call that gave no outputs at all: it returned an error, crashed, hung
@@ -78,12 +78,12 @@ void Merge(const CaseMeasure &m, const PlanItem &item, std::int32_t item_index,
     if (fresh) it->second.fill(kNan);
     for (int o = 0; o < 6; ++o) {
       if (!m.outputs[o].present) continue;
-      double &u = it->second[o];
+      double& u = it->second[o];
       u = std::isnan(u) ? m.outputs[o].max_bound_use : std::max(u, m.outputs[o].max_bound_use);
     }
   }
   if (!IsFailure(m.verdict)) return;
-  for (auto &[idx, prev] : *worst_failure_by_family) {
+  for (auto& [idx, prev] : *worst_failure_by_family) {
     if (plan[idx].family != item.family) continue;
     if (m.verdict > prev.verdict ||
         (m.verdict == prev.verdict && FindingKey(m) > FindingKey(prev))) {
@@ -95,13 +95,13 @@ void Merge(const CaseMeasure &m, const PlanItem &item, std::int32_t item_index,
   worst_failure_by_family->emplace_back(item_index, m);
 }
 
-Finding MakeFinding(const CaseMeasure &m, std::int32_t item) {
+Finding MakeFinding(const CaseMeasure& m, std::int32_t item) {
   Finding f;
   f.item = item;
   f.d = m.d;
   f.rows = m.rows;
   f.output = DecidingOutput(m);
-  const OutputMeasure &om = m.outputs[static_cast<int>(f.output)];
+  const OutputMeasure& om = m.outputs[static_cast<int>(f.output)];
   f.verdict = m.verdict;
   f.worst = om.worst;
   f.worst_row = om.worst_row;
@@ -110,7 +110,7 @@ Finding MakeFinding(const CaseMeasure &m, std::int32_t item) {
   std::string s;
   char buf[160];
   for (int o = 0; o < 6; ++o) {
-    const OutputMeasure &x = m.outputs[o];
+    const OutputMeasure& x = m.outputs[o];
     if (!x.present) continue;
     if (!s.empty()) s += "; ";
     std::snprintf(buf, sizeof buf, "%s %.4g ulp, use %.4g",
@@ -126,13 +126,13 @@ Finding MakeFinding(const CaseMeasure &m, std::int32_t item) {
 
 }  // namespace
 
-Output DecidingOutput(const CaseMeasure &m) {
+Output DecidingOutput(const CaseMeasure& m) {
   Output best = Output::kY;
   bool found = false;
   for (int o = 0; o < 6; ++o) {
-    const OutputMeasure &x = m.outputs[o];
+    const OutputMeasure& x = m.outputs[o];
     if (!x.present) continue;
-    const OutputMeasure &b = m.outputs[static_cast<int>(best)];
+    const OutputMeasure& b = m.outputs[static_cast<int>(best)];
     if (!found || x.verdict > b.verdict ||
         (x.verdict == b.verdict && x.max_bound_use > b.max_bound_use)) {
       best = static_cast<Output>(o);
@@ -142,13 +142,13 @@ Output DecidingOutput(const CaseMeasure &m) {
   return best;
 }
 
-std::string KernelVerdictWord(const KernelReport &k) {
+std::string KernelVerdictWord(const KernelReport& k) {
   if (k.cases > 0 && k.kernel_errors == k.cases) return "error";
   if (IsFailure(k.verdict)) return "fail";
   return k.not_judged.empty() ? "pass" : "not_judged";
 }
 
-Case PlanCase(const ImplInfo &impl, const PlanItem &item, std::uint64_t seed) {
+Case PlanCase(const ImplInfo& impl, const PlanItem& item, std::uint64_t seed) {
   FamilyParams p;
   p.norm = impl.norm;
   p.dtype = impl.x_dtype;
@@ -158,27 +158,27 @@ Case PlanCase(const ImplInfo &impl, const PlanItem &item, std::uint64_t seed) {
   p.seed = seed + item.seed_offset;
   if (item.large_d > 0) p.large_d = item.large_d;
   if (item.many_rows > 0) p.many_rows = item.many_rows;
-  const Family *family = FindFamily(item.family);
+  const Family* family = FindFamily(item.family);
   Case c = GenerateCase(*family, p);
   c.kernel = impl.name;
   return c;
 }
 
-SweepResult RunSweep(const SweepOptions &opt) {
+SweepResult RunSweep(const SweepOptions& opt) {
   const auto t0 = std::chrono::steady_clock::now();
   SweepResult result;
   result.plan = opt.plan.empty() ? ReportPlan(opt.budget) : opt.plan;
-  const std::vector<PlanItem> &plan = result.plan;
-  const std::vector<ImplInfo> &impls = opt.impls;
+  const std::vector<PlanItem>& plan = result.plan;
+  const std::vector<ImplInfo>& impls = opt.impls;
 
   std::map<std::tuple<int, int, int>, Group> by_key;
   for (std::size_t k = 0; k < impls.size(); ++k) {
-    const ImplInfo &i = impls[k];
+    const ImplInfo& i = impls[k];
     by_key[{static_cast<int>(i.norm), static_cast<int>(i.x_dtype), static_cast<int>(i.param_dtype)}]
         .members.push_back(k);
   }
   std::vector<Group> groups;
-  for (auto &[key, g] : by_key) groups.push_back(std::move(g));
+  for (auto& [key, g] : by_key) groups.push_back(std::move(g));
 
   // Units: one case of one group, weighted by their measured cost (in us,
   // on one core here): the oracle per element (f64 rarely takes its fast
@@ -186,10 +186,10 @@ SweepResult RunSweep(const SweepOptions &opt) {
   // grouping of dgamma's rows, which grows with rows^2.
   std::vector<Unit> units;
   for (std::size_t g = 0; g < groups.size(); ++g) {
-    const ImplInfo &first = impls[groups[g].members.front()];
+    const ImplInfo& first = impls[groups[g].members.front()];
     const double oracle_us = first.x_dtype == DType::kF64 ? 40.0 : 1.2;
     for (std::size_t i = 0; i < plan.size(); ++i) {
-      const PlanItem &it = plan[i];
+      const PlanItem& it = plan[i];
       const double rows = it.many_rows > 0 ? static_cast<double>(it.many_rows) : it.rows;
       const double d = it.large_d > 0 && it.family == "large_d" ? static_cast<double>(it.large_d)
                                                                 : static_cast<double>(it.d);
@@ -200,7 +200,7 @@ SweepResult RunSweep(const SweepOptions &opt) {
     }
   }
   double total_weight = 0;
-  for (const Unit &u : units) total_weight += u.weight;
+  for (const Unit& u : units) total_weight += u.weight;
   // Largest first, so that the last unit running alone is a small one.
   std::vector<std::size_t> order(units.size());
   for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
@@ -217,12 +217,12 @@ SweepResult RunSweep(const SweepOptions &opt) {
     JudgeOptions jo;
     jo.keep_elements = true;
     for (std::size_t n; (n = next.fetch_add(1)) < order.size();) {
-      const Unit &u = units[order[n]];
-      const Group &g = groups[u.group];
-      const PlanItem &item = plan[u.item];
+      const Unit& u = units[order[n]];
+      const Group& g = groups[u.group];
+      const PlanItem& item = plan[u.item];
       Case c = PlanCase(impls[g.members.front()], item, opt.seed);
       const Reference ref = ComputeReference(c, jo.oracle);
-      std::vector<CaseMeasure> &out = measures[order[n]];
+      std::vector<CaseMeasure>& out = measures[order[n]];
       const bool with_points = item.roles & (kRoleKappa | kRoleMagnitude);
       for (std::size_t k : g.members) {
         c.kernel = impls[k].name;
@@ -252,7 +252,7 @@ SweepResult RunSweep(const SweepOptions &opt) {
       }
     }
   }
-  for (std::thread &t : threads) t.join();
+  for (std::thread& t : threads) t.join();
 
   // Merge in plan order.
   result.kernels.resize(impls.size());
@@ -260,7 +260,7 @@ SweepResult RunSweep(const SweepOptions &opt) {
   for (std::size_t k = 0; k < impls.size(); ++k) result.kernels[k].info = impls[k];
   result.shapes.assign(plan.size(), {0, 0});
   for (std::size_t u = 0; u < units.size(); ++u) {
-    const Group &g = groups[units[u].group];
+    const Group& g = groups[units[u].group];
     if (!measures[u].empty())
       result.shapes[units[u].item] = {measures[u][0].d, measures[u][0].rows};
     for (std::size_t m = 0; m < g.members.size(); ++m) {
@@ -271,14 +271,14 @@ SweepResult RunSweep(const SweepOptions &opt) {
     }
     measures[u].clear();
   }
-  for (KernelReport &k : result.kernels) {
+  for (KernelReport& k : result.kernels) {
     if (k.info.status == ImplStatus::kClaimsBound) {
       k.not_judged = NotJudgedReason(k.random_count, k.random_unclaimed);
     }
   }
   // Findings need the worst row's kappa and magnitude: regenerate those cases.
   for (std::size_t k = 0; k < impls.size(); ++k) {
-    for (const auto &[item, m] : failures[k]) {
+    for (const auto& [item, m] : failures[k]) {
       const Case c = PlanCase(impls[k], plan[item], opt.seed);
       Finding f = MakeFinding(m, item);
       if (f.worst_row >= 0 && f.worst_row < c.rows) {

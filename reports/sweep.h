@@ -82,7 +82,7 @@ struct SweepOptions {
   // Runs plugin kernels (harness/isolate.h: a child process, so that a
   // plugin that crashes or hangs is a finding, not a dead ln_report);
   // nullptr: in this process.
-  KernelRunner *plugin_runner = nullptr;
+  KernelRunner* plugin_runner = nullptr;
   // Called from the calling thread about twice a second, and once at the end.
   std::function<void(double done_fraction, std::int64_t cases_done, std::int64_t cases_total)>
       progress;
@@ -96,19 +96,19 @@ struct SweepResult {
   double seconds = 0.0;
 };
 
-SweepResult RunSweep(const SweepOptions &options);
+SweepResult RunSweep(const SweepOptions& options);
 
 // The case of plan item `item` for kernels like `impl` (deterministic).
-Case PlanCase(const ImplInfo &impl, const PlanItem &item, std::uint64_t seed);
+Case PlanCase(const ImplInfo& impl, const PlanItem& item, std::uint64_t seed);
 
 // The output that decides a case's verdict: the worst output's, ties broken
 // by bound use.
-Output DecidingOutput(const CaseMeasure &m);
+Output DecidingOutput(const CaseMeasure& m);
 
 // Kernel report verdict words of errors.json: "pass", "fail" (a broken bound
 // or contract on some case), "error" (it never ran: every call failed),
 // "not_judged" (no broken claim, but too few elements held a claim).
-std::string KernelVerdictWord(const KernelReport &k);
+std::string KernelVerdictWord(const KernelReport& k);
 
 }  // namespace lnv::report
 

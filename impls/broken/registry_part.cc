@@ -9,10 +9,10 @@
 #include "impls/broken/double_first_chunk.h"
 #include "impls/broken/drop_last_element.h"
 #include "impls/broken/drop_past_power_of_two.h"
-#include "impls/broken/first_half_statistics.h"
 #include "impls/broken/dx_without_xhat_term.h"
 #include "impls/broken/eps_in_half.h"
 #include "impls/broken/eps_outside_sqrt.h"
+#include "impls/broken/first_half_statistics.h"
 #include "impls/broken/odd_last_row.h"
 #include "impls/broken/rms_skips_infinities.h"
 #include "impls/broken/unbiased_variance.h"
@@ -79,8 +79,7 @@ void AppendBrokenImpls(std::vector<ImplInfo>* impls) {
                           &broken::OddLastRowBackward, "impls/broken/odd_last_row.h"));
   // Within the worst-case bound at d ~ 2^17, beyond what any correct kernel
   // gives on random data: the statistical tier (beyond_typical) catches it.
-  impls->push_back(Broken("first_half_statistics", DType::kF32,
-                          &broken::FirstHalfStatisticsForward,
+  impls->push_back(Broken("first_half_statistics", DType::kF32, &broken::FirstHalfStatisticsForward,
                           &broken::FirstHalfStatisticsBackward,
                           "impls/broken/first_half_statistics.h"));
   // A row holding +-inf normalized as if it were finite: the special-value

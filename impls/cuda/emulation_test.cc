@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "harness/families.h"
+#include "harness/formats.h"
 #include "harness/judge.h"
 #include "impls/cuda/emulate.h"
 #include "impls/cuda/reduction.h"
@@ -23,7 +24,6 @@
 #include "impls/cuda/storage.h"
 #include "impls/cuda/storage_for.h"
 #include "impls/registry.h"
-#include "harness/formats.h"
 
 namespace lnv::cuda {
 namespace {
@@ -264,7 +264,8 @@ TEST(EmulatedKernels, AreDeterministicAndIndependentOfTheRowsPosition) {
   p.rows = 5;
   const Case c = GenerateCase(*FindFamily("standard_normal"), p);
   std::vector<std::uint16_t> x(c.x.size()), y1(c.x.size()), y2(c.x.size() + 1);
-  for (std::size_t i = 0; i < x.size(); ++i) x[i] = Bf16Storage::FromFloat(static_cast<float>(c.x[i]));
+  for (std::size_t i = 0; i < x.size(); ++i)
+    x[i] = Bf16Storage::FromFloat(static_cast<float>(c.x[i]));
   std::vector<std::uint16_t> x_shifted(x.size() + 1);
   std::copy(x.begin(), x.end(), x_shifted.begin() + 1);
   ForwardArgs a{};
@@ -341,12 +342,14 @@ int HalfWarpTreeForward(const ForwardArgs* a) {
     row.beta = static_cast<const float*>(a->beta);
     row.out = static_cast<float*>(a->y) + r * a->d;
     row.d = a->d;
-    for (int l = 0; l < kWarpSize; ++l) lane[l] = LaneStats<S, N, HostMemoryForTest>(row, l, kWarpSize);
+    for (int l = 0; l < kWarpSize; ++l)
+      lane[l] = LaneStats<S, N, HostMemoryForTest>(row, l, kWarpSize);
     for (int offset = 8; offset >= 1; offset /= 2) {
       for (int i = 0; i < offset; ++i) lane[i] = Merge(lane[i], lane[i + offset]);
     }
     const RowStatsF st = N::Finish(lane[0], a->d, a->eps);
-    for (int l = 0; l < kWarpSize; ++l) LaneForwardOutput<S, N, HostMemoryForTest>(row, l, kWarpSize, st);
+    for (int l = 0; l < kWarpSize; ++l)
+      LaneForwardOutput<S, N, HostMemoryForTest>(row, l, kWarpSize, st);
     if (a->mean != nullptr) a->mean[r] = st.mean;
     if (a->rstd != nullptr) a->rstd[r] = st.rstd;
   }
@@ -361,7 +364,8 @@ TEST(EmulatedKernels, AWarpTreeThatDropsHalfTheLanesIsCaught) {
   const Judgement j = JudgeFamily(broken, "standard_normal", 768, 4, 3);
   EXPECT_TRUE(IsFailure(j.verdict)) << Summarize(j);
   // The same rows through the real emulation pass.
-  const Judgement ok = JudgeFamily(Find("f32/welford_shfl/cuda-emulated"), "standard_normal", 768, 4, 3);
+  const Judgement ok =
+      JudgeFamily(Find("f32/welford_shfl/cuda-emulated"), "standard_normal", 768, 4, 3);
   EXPECT_FALSE(IsFailure(ok.verdict)) << Summarize(ok);
 }
 

@@ -75,14 +75,16 @@ struct HostCase {
 
 std::vector<unsigned char> ToStorage(const std::vector<double>& v, DType t) {
   std::vector<unsigned char> b(v.size() * SizeOf(t));
-  for (std::size_t i = 0; i < v.size(); ++i) StoreExact(b.data(), t, static_cast<std::int64_t>(i), v[i]);
+  for (std::size_t i = 0; i < v.size(); ++i)
+    StoreExact(b.data(), t, static_cast<std::int64_t>(i), v[i]);
   return b;
 }
 
 HostCase ToHost(const Case& c) {
-  return {ToStorage(c.x, c.dtype), ToStorage(c.gamma, c.param_dtype),
-          c.norm == Norm::kLayerNorm ? ToStorage(c.beta, c.param_dtype) : std::vector<unsigned char>{},
-          ToStorage(c.dy, c.dtype)};
+  return {
+      ToStorage(c.x, c.dtype), ToStorage(c.gamma, c.param_dtype),
+      c.norm == Norm::kLayerNorm ? ToStorage(c.beta, c.param_dtype) : std::vector<unsigned char>{},
+      ToStorage(c.dy, c.dtype)};
 }
 
 const void* OrNull(const std::vector<unsigned char>& v) { return v.empty() ? nullptr : v.data(); }
@@ -93,7 +95,8 @@ struct Outputs {
 };
 
 Outputs EmptyOutputs(const Case& c) {
-  const std::size_t n = c.x.size() * SizeOf(c.dtype), p = static_cast<std::size_t>(c.d) * SizeOf(c.dtype);
+  const std::size_t n = c.x.size() * SizeOf(c.dtype),
+                    p = static_cast<std::size_t>(c.d) * SizeOf(c.dtype);
   Outputs o;
   o.y.assign(n, 0xA5);
   o.dx.assign(n, 0xA5);
@@ -116,11 +119,14 @@ std::pair<EmulatedFwd, EmulatedBwd> Emulation(DType t, Norm n) {
   const bool ln = n == Norm::kLayerNorm;
   switch (t) {
     case DType::kF32:
-      return ln ? EmulationOf<DType::kF32, Norm::kLayerNorm>() : EmulationOf<DType::kF32, Norm::kRmsNorm>();
+      return ln ? EmulationOf<DType::kF32, Norm::kLayerNorm>()
+                : EmulationOf<DType::kF32, Norm::kRmsNorm>();
     case DType::kBF16:
-      return ln ? EmulationOf<DType::kBF16, Norm::kLayerNorm>() : EmulationOf<DType::kBF16, Norm::kRmsNorm>();
+      return ln ? EmulationOf<DType::kBF16, Norm::kLayerNorm>()
+                : EmulationOf<DType::kBF16, Norm::kRmsNorm>();
     default:
-      return ln ? EmulationOf<DType::kF16, Norm::kLayerNorm>() : EmulationOf<DType::kF16, Norm::kRmsNorm>();
+      return ln ? EmulationOf<DType::kF16, Norm::kLayerNorm>()
+                : EmulationOf<DType::kF16, Norm::kRmsNorm>();
   }
 }
 
@@ -168,9 +174,9 @@ Outputs RunDevice(const Case& c, const HostCase& h, std::size_t offset_elems) {
   const std::size_t off = offset_elems * SizeOf(c.dtype);
   const bool ln = c.norm == Norm::kLayerNorm;
   DeviceBuffer x(h.x.size(), off), gamma(h.gamma.size(), off), beta(h.beta.size(), off),
-      dy(h.dy.size(), off), y(o.y.size(), off), dx(o.dx.size(), off),
-      dgamma(o.dgamma.size(), off), dbeta(o.dbeta.size(), off),
-      mean(o.mean.size() * sizeof(float), 0), rstd(o.rstd.size() * sizeof(float), 0);
+      dy(h.dy.size(), off), y(o.y.size(), off), dx(o.dx.size(), off), dgamma(o.dgamma.size(), off),
+      dbeta(o.dbeta.size(), off), mean(o.mean.size() * sizeof(float), 0),
+      rstd(o.rstd.size() * sizeof(float), 0);
   EXPECT_TRUE(x.ok() && y.ok() && dx.ok() && dy.ok() && mean.ok() && rstd.ok());
   EXPECT_TRUE(x.Upload(h.x.data()) && gamma.Upload(h.gamma.data()) && beta.Upload(h.beta.data()) &&
               dy.Upload(h.dy.data()));
@@ -222,7 +228,8 @@ Outputs RunDevice(const Case& c, const HostCase& h, std::size_t offset_elems) {
 
 // "" when equal byte for byte, else where the first difference is.
 std::string FirstDifference(const Outputs& a, const Outputs& b, std::size_t elem) {
-  const auto cmp = [&](const char* what, const auto& u, const auto& v, std::size_t size) -> std::string {
+  const auto cmp = [&](const char* what, const auto& u, const auto& v,
+                       std::size_t size) -> std::string {
     if (u.size() != v.size()) return std::string(what) + ": sizes differ";
     const auto* pu = reinterpret_cast<const unsigned char*>(u.data());
     const auto* pv = reinterpret_cast<const unsigned char*>(v.data());
@@ -231,10 +238,10 @@ std::string FirstDifference(const Outputs& a, const Outputs& b, std::size_t elem
     }
     return "";
   };
-  for (const std::string& s : {cmp("y", a.y, b.y, elem), cmp("mean", a.mean, b.mean, 4),
-                               cmp("rstd", a.rstd, b.rstd, 4), cmp("dx", a.dx, b.dx, elem),
-                               cmp("dgamma", a.dgamma, b.dgamma, elem),
-                               cmp("dbeta", a.dbeta, b.dbeta, elem)}) {
+  for (const std::string& s :
+       {cmp("y", a.y, b.y, elem), cmp("mean", a.mean, b.mean, 4), cmp("rstd", a.rstd, b.rstd, 4),
+        cmp("dx", a.dx, b.dx, elem), cmp("dgamma", a.dgamma, b.dgamma, elem),
+        cmp("dbeta", a.dbeta, b.dbeta, elem)}) {
     if (!s.empty()) return s;
   }
   return "";
@@ -408,7 +415,8 @@ void CheckHuge(DType dtype, std::int64_t d) {
     }
     for (auto& th : fill) th.join();
   }
-  for (std::int64_t j = 0; j < d; ++j) StoreFromFloat(gamma.data(), dtype, j, 1 + PatternValue(j, 3) / 8);
+  for (std::int64_t j = 0; j < d; ++j)
+    StoreFromFloat(gamma.data(), dtype, j, 1 + PatternValue(j, 3) / 8);
   DeviceBuffer dx_in(n * es, 0), ddy(n * es, 0), dgam(gamma.size(), 0), dy_out(n * es, 0),
       ddx(n * es, 0), dmean(rows * 4, 0), drstd(rows * 4, 0), ddg(gamma.size(), 0),
       ddb(gamma.size(), 0);
@@ -453,8 +461,12 @@ void CheckHuge(DType dtype, std::int64_t d) {
     const std::int64_t r = std::min<std::int64_t>(e / d, rows - 1);
     std::vector<unsigned char> y_dev(d * es), dx_dev(d * es), y_emu(d * es), dx_emu(d * es);
     const std::size_t at = static_cast<std::size_t>(r * d) * es;
-    ASSERT_EQ(cudaMemcpy(y_dev.data(), static_cast<char*>(dy_out.get()) + at, d * es, cudaMemcpyDeviceToHost), cudaSuccess);
-    ASSERT_EQ(cudaMemcpy(dx_dev.data(), static_cast<char*>(ddx.get()) + at, d * es, cudaMemcpyDeviceToHost), cudaSuccess);
+    ASSERT_EQ(cudaMemcpy(y_dev.data(), static_cast<char*>(dy_out.get()) + at, d * es,
+                         cudaMemcpyDeviceToHost),
+              cudaSuccess);
+    ASSERT_EQ(cudaMemcpy(dx_dev.data(), static_cast<char*>(ddx.get()) + at, d * es,
+                         cudaMemcpyDeviceToHost),
+              cudaSuccess);
     float m = 0, s = 0;
     ForwardArgs f1 = fa;
     f1.rows = 1;
@@ -496,11 +508,13 @@ void CheckHuge(DType dtype, std::int64_t d) {
             if (dtype == DType::kBF16) {
               p = ParamPartialColumn<Bf16Storage, LayerNormPolicy>(
                   reinterpret_cast<const std::uint16_t*>(x.data()),
-                  reinterpret_cast<const std::uint16_t*>(dy.data()), mean.data(), rstd.data(), d, j, r0, r1);
+                  reinterpret_cast<const std::uint16_t*>(dy.data()), mean.data(), rstd.data(), d, j,
+                  r0, r1);
             } else {
               p = ParamPartialColumn<F32Storage, LayerNormPolicy>(
-                  reinterpret_cast<const float*>(x.data()), reinterpret_cast<const float*>(dy.data()),
-                  mean.data(), rstd.data(), d, j, r0, r1);
+                  reinterpret_cast<const float*>(x.data()),
+                  reinterpret_cast<const float*>(dy.data()), mean.data(), rstd.data(), d, j, r0,
+                  r1);
             }
             pg[c * d + j] = p.dgamma;
             pb[c * d + j] = p.dbeta;

@@ -19,6 +19,8 @@ float HostF16ToFloat(std::uint16_t bits) {
   return static_cast<float>(Eigen::numext::bit_cast<Eigen::half>(bits));
 }
 
-std::uint16_t HostFloatToF16(float v) { return Eigen::numext::bit_cast<std::uint16_t>(Eigen::half(v)); }
+std::uint16_t HostFloatToF16(float v) {
+  return Eigen::numext::bit_cast<std::uint16_t>(Eigen::half(v));
+}
 
 }  // namespace lnv::cuda

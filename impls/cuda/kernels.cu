@@ -233,8 +233,8 @@ template <typename S, typename N>
 __global__ void __launch_bounds__(kWarpRowThreads) ForwardWarpRows(ForwardParams<S> p) {
   const int lane = threadIdx.x % kWarpSize;
   const std::int64_t stride = static_cast<std::int64_t>(gridDim.x) * kWarpRowWarpsPerBlock;
-  for (std::int64_t r = static_cast<std::int64_t>(blockIdx.x) * kWarpRowWarpsPerBlock +
-                        threadIdx.x / kWarpSize;
+  for (std::int64_t r =
+           static_cast<std::int64_t>(blockIdx.x) * kWarpRowWarpsPerBlock + threadIdx.x / kWarpSize;
        r < p.rows; r += stride) {
     const RowRefs<S> row = ForwardRow(p, r);
     const auto total = WarpRowReduce(LaneStats<S, N, DeviceMemory>(row, lane, kWarpSize), lane);
@@ -282,8 +282,8 @@ template <typename S, typename N>
 __global__ void __launch_bounds__(kWarpRowThreads) BackwardWarpRows(BackwardParams<S> p) {
   const int lane = threadIdx.x % kWarpSize;
   const std::int64_t stride = static_cast<std::int64_t>(gridDim.x) * kWarpRowWarpsPerBlock;
-  for (std::int64_t r = static_cast<std::int64_t>(blockIdx.x) * kWarpRowWarpsPerBlock +
-                        threadIdx.x / kWarpSize;
+  for (std::int64_t r =
+           static_cast<std::int64_t>(blockIdx.x) * kWarpRowWarpsPerBlock + threadIdx.x / kWarpSize;
        r < p.rows; r += stride) {
     const RowRefs<S> row = BackwardRow(p, r);
     const RowStatsF st = SavedStats<S, N>(p, r);
@@ -299,11 +299,10 @@ __global__ void __launch_bounds__(kBlockRowThreads) BackwardBlockRows(BackwardPa
   for (std::int64_t r = blockIdx.x; r < p.rows; r += gridDim.x) {
     const RowRefs<S> row = BackwardRow(p, r);
     const RowStatsF st = SavedStats<S, N>(p, r);
-    const SumPairState total = BlockRowReduce(
-        LaneBackwardSums<S, N, DeviceMemory>(row, threadIdx.x, kBlockRowThreads, st),
-        scratch.get());
-    LaneDx<S, N, DeviceMemory>(row, threadIdx.x, kBlockRowThreads, st,
-                               BackwardMeans(total, p.d));
+    const SumPairState total =
+        BlockRowReduce(LaneBackwardSums<S, N, DeviceMemory>(row, threadIdx.x, kBlockRowThreads, st),
+                       scratch.get());
+    LaneDx<S, N, DeviceMemory>(row, threadIdx.x, kBlockRowThreads, st, BackwardMeans(total, p.d));
   }
 }
 
@@ -359,14 +358,18 @@ int LaunchForward(const ForwardArgs* a, cudaStream_t stream) {
   using Bits = typename S::Bits;
   if (const int rc = CheckForward(a, kNorm); rc != kOk) return rc;
   if (a->rows == 0) return kOk;
-  const ForwardParams<S> p{static_cast<const Bits*>(a->x),    static_cast<const Bits*>(a->gamma),
-                           static_cast<const Bits*>(a->beta), static_cast<Bits*>(a->y),
-                           a->mean,                           a->rstd,
-                           a->rows,                           a->d,
+  const ForwardParams<S> p{static_cast<const Bits*>(a->x),
+                           static_cast<const Bits*>(a->gamma),
+                           static_cast<const Bits*>(a->beta),
+                           static_cast<Bits*>(a->y),
+                           a->mean,
+                           a->rstd,
+                           a->rows,
+                           a->d,
                            a->eps};
   if (a->d <= kWarpRowMaxD) {
-    ForwardWarpRows<S, N><<<GridFor(CeilDiv(a->rows, kWarpRowWarpsPerBlock)), kWarpRowThreads, 0,
-                            stream>>>(p);
+    ForwardWarpRows<S, N>
+        <<<GridFor(CeilDiv(a->rows, kWarpRowWarpsPerBlock)), kWarpRowThreads, 0, stream>>>(p);
   } else {
     ForwardBlockRows<S, N><<<GridFor(a->rows), kBlockRowThreads, 0, stream>>>(p);
   }
@@ -379,14 +382,18 @@ int LaunchBackward(const BackwardArgs* a, cudaStream_t stream) {
   using N = PolicyFor<kNorm>;
   using Bits = typename S::Bits;
   if (const int rc = CheckBackward(a, kNorm); rc != kOk) return rc;
-  const BackwardParams<S> p{static_cast<const Bits*>(a->x),  static_cast<const Bits*>(a->gamma),
-                            static_cast<const Bits*>(a->dy), a->mean,
-                            a->rstd,                         static_cast<Bits*>(a->dx),
-                            a->rows,                         a->d};
+  const BackwardParams<S> p{static_cast<const Bits*>(a->x),
+                            static_cast<const Bits*>(a->gamma),
+                            static_cast<const Bits*>(a->dy),
+                            a->mean,
+                            a->rstd,
+                            static_cast<Bits*>(a->dx),
+                            a->rows,
+                            a->d};
   if (a->rows > 0) {
     if (a->d <= kWarpRowMaxD) {
-      BackwardWarpRows<S, N><<<GridFor(CeilDiv(a->rows, kWarpRowWarpsPerBlock)), kWarpRowThreads,
-                               0, stream>>>(p);
+      BackwardWarpRows<S, N>
+          <<<GridFor(CeilDiv(a->rows, kWarpRowWarpsPerBlock)), kWarpRowThreads, 0, stream>>>(p);
     } else {
       BackwardBlockRows<S, N><<<GridFor(a->rows), kBlockRowThreads, 0, stream>>>(p);
     }
@@ -404,8 +411,8 @@ int LaunchBackward(const BackwardArgs* a, cudaStream_t stream) {
       return kOutOfMemory;
     }
     const dim3 grid(static_cast<unsigned>(col_blocks), static_cast<unsigned>(chunks));
-    ParamPartials<S, N><<<grid, kParamColumnsPerBlock, 0, stream>>>(
-        p, ParamChunkRows(a->rows), partials, partials + per);
+    ParamPartials<S, N><<<grid, kParamColumnsPerBlock, 0, stream>>>(p, ParamChunkRows(a->rows),
+                                                                    partials, partials + per);
   }
   ParamFinal<S><<<static_cast<unsigned>(col_blocks), kParamColumnsPerBlock, 0, stream>>>(
       partials, partials == nullptr ? nullptr : partials + per, chunks, a->d,
@@ -418,28 +425,36 @@ int LaunchBackward(const BackwardArgs* a, cudaStream_t stream) {
 template <Norm kNorm>
 int ForwardFor(DType t, const ForwardArgs* a, cudaStream_t s) {
   switch (t) {
-    case DType::kF32: return LaunchForward<DType::kF32, kNorm>(a, s);
-    case DType::kBF16: return LaunchForward<DType::kBF16, kNorm>(a, s);
-    case DType::kF16: return LaunchForward<DType::kF16, kNorm>(a, s);
-    default: return kInvalidArgs;
+    case DType::kF32:
+      return LaunchForward<DType::kF32, kNorm>(a, s);
+    case DType::kBF16:
+      return LaunchForward<DType::kBF16, kNorm>(a, s);
+    case DType::kF16:
+      return LaunchForward<DType::kF16, kNorm>(a, s);
+    default:
+      return kInvalidArgs;
   }
 }
 
 template <Norm kNorm>
 int BackwardFor(DType t, const BackwardArgs* a, cudaStream_t s) {
   switch (t) {
-    case DType::kF32: return LaunchBackward<DType::kF32, kNorm>(a, s);
-    case DType::kBF16: return LaunchBackward<DType::kBF16, kNorm>(a, s);
-    case DType::kF16: return LaunchBackward<DType::kF16, kNorm>(a, s);
-    default: return kInvalidArgs;
+    case DType::kF32:
+      return LaunchBackward<DType::kF32, kNorm>(a, s);
+    case DType::kBF16:
+      return LaunchBackward<DType::kBF16, kNorm>(a, s);
+    case DType::kF16:
+      return LaunchBackward<DType::kF16, kNorm>(a, s);
+    default:
+      return kInvalidArgs;
   }
 }
 
 template <typename S>
 int LaunchStoreFloats(const float* in, void* out, std::int64_t n, cudaStream_t stream) {
   if (n <= 0) return kOk;
-  StoreFloats<S><<<GridFor(CeilDiv(n, 256)), 256, 0, stream>>>(
-      in, static_cast<typename S::Bits*>(out), n);
+  StoreFloats<S>
+      <<<GridFor(CeilDiv(n, 256)), 256, 0, stream>>>(in, static_cast<typename S::Bits*>(out), n);
   return LaunchStatus();
 }
 
@@ -449,10 +464,14 @@ int DeviceStoreFloats(DType dtype, const float* device_in, void* device_out, std
                       void* stream) {
   const auto s = static_cast<cudaStream_t>(stream);
   switch (dtype) {
-    case DType::kF32: return LaunchStoreFloats<F32Storage>(device_in, device_out, n, s);
-    case DType::kBF16: return LaunchStoreFloats<Bf16Storage>(device_in, device_out, n, s);
-    case DType::kF16: return LaunchStoreFloats<F16Storage>(device_in, device_out, n, s);
-    default: return kInvalidArgs;
+    case DType::kF32:
+      return LaunchStoreFloats<F32Storage>(device_in, device_out, n, s);
+    case DType::kBF16:
+      return LaunchStoreFloats<Bf16Storage>(device_in, device_out, n, s);
+    case DType::kF16:
+      return LaunchStoreFloats<F16Storage>(device_in, device_out, n, s);
+    default:
+      return kInvalidArgs;
   }
 }
 

@@ -22,8 +22,7 @@ void AppendCudaEmulatedImpls(std::vector<ImplInfo>* impls) {
                                 &EmulatedBackward<DType::kF32, kRms>));
   impls->push_back(CudaImplInfo(DType::kBF16, kLn, kBackend, &EmulatedForward<DType::kBF16, kLn>,
                                 &EmulatedBackward<DType::kBF16, kLn>));
-  impls->push_back(CudaImplInfo(DType::kBF16, kRms, kBackend,
-                                &EmulatedForward<DType::kBF16, kRms>,
+  impls->push_back(CudaImplInfo(DType::kBF16, kRms, kBackend, &EmulatedForward<DType::kBF16, kRms>,
                                 &EmulatedBackward<DType::kBF16, kRms>));
   impls->push_back(CudaImplInfo(DType::kF16, kLn, kBackend, &EmulatedForward<DType::kF16, kLn>,
                                 &EmulatedBackward<DType::kF16, kLn>));

@@ -12,30 +12,34 @@ extern "C" {
 typedef enum { LNV_F32 = 0, LNV_F16 = 1, LNV_BF16 = 2, LNV_F64 = 3 } lnv_dtype;
 typedef enum { LNV_LAYER_NORM = 0, LNV_RMS_NORM = 1 } lnv_norm;
 typedef struct {
-  int64_t rows, d;          /* x is [rows][d], row-major, contiguous */
-  const void* x;            /* x_dtype */
-  const void* gamma;        /* param_dtype [d]; NULL means all ones */
-  const void* beta;         /* param_dtype [d]; NULL means all zeros; always NULL for RMSNorm */
+  int64_t rows, d;   /* x is [rows][d], row-major, contiguous */
+  const void* x;     /* x_dtype */
+  const void* gamma; /* param_dtype [d]; NULL means all ones */
+  const void* beta;  /* param_dtype [d]; NULL means all zeros; always NULL for RMSNorm */
   float eps;
-  void* y;                  /* x_dtype [rows][d] */
-  float* mean;              /* [rows] or NULL; LayerNorm only */
-  float* rstd;              /* [rows] or NULL */
+  void* y;     /* x_dtype [rows][d] */
+  float* mean; /* [rows] or NULL; LayerNorm only */
+  float* rstd; /* [rows] or NULL */
 } lnv_forward_args;
 typedef struct {
   int64_t rows, d;
-  const void* x; const void* gamma; const void* dy;   /* dy: x_dtype [rows][d] */
-  const float* mean; const float* rstd;               /* as written by this kernel's forward */
+  const void* x;
+  const void* gamma;
+  const void* dy; /* dy: x_dtype [rows][d] */
+  const float* mean;
+  const float* rstd; /* as written by this kernel's forward */
   float eps;
-  void* dx;                 /* x_dtype [rows][d] */
-  void* dgamma; void* dbeta;  /* param_dtype [d]; NULL means not wanted */
+  void* dx; /* x_dtype [rows][d] */
+  void* dgamma;
+  void* dbeta; /* param_dtype [d]; NULL means not wanted */
 } lnv_backward_args;
 typedef struct {
-  uint32_t struct_size;     /* sizeof(lnv_kernel) as the plugin was built */
-  const char* name;         /* unique within the plugin, e.g. "bf16/my_welford/cpu" */
+  uint32_t struct_size; /* sizeof(lnv_kernel) as the plugin was built */
+  const char* name;     /* unique within the plugin, e.g. "bf16/my_welford/cpu" */
   lnv_norm norm;
   lnv_dtype x_dtype, param_dtype, acc_dtype;
-  int (*forward)(const lnv_forward_args*);     /* returns 0 on success */
-  int (*backward)(const lnv_backward_args*);   /* NULL if not provided */
+  int (*forward)(const lnv_forward_args*);   /* returns 0 on success */
+  int (*backward)(const lnv_backward_args*); /* NULL if not provided */
 } lnv_kernel;
 typedef struct {
   uint32_t struct_size;

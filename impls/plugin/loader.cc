@@ -104,7 +104,8 @@ int ProbeInChild(const std::string& path) {
   if (stride < sizeof(lnv_kernel)) return 0;
   volatile std::size_t sink = 0;  // touch every name: a wild pointer faults here
   for (std::int32_t i = 0; i < p->count; ++i) {
-    const auto* k = reinterpret_cast<const lnv_kernel*>(base + static_cast<std::size_t>(i) * stride);
+    const auto* k =
+        reinterpret_cast<const lnv_kernel*>(base + static_cast<std::size_t>(i) * stride);
     if (k->name != nullptr) sink = sink + std::string_view(k->name).size();
   }
   return 0;
@@ -116,11 +117,13 @@ int ProbeInChild(const std::string& path) {
 std::string ProbeOutcome(int status, int fault_signal) {
   if (fault_signal != 0) {
     return "loading it or calling lnv_plugin_get (or reading its kernel table) crashed the "
-           "process with " + SignalText(fault_signal);
+           "process with " +
+           SignalText(fault_signal);
   }
   if (WIFSIGNALED(status)) {
     return "loading it or calling lnv_plugin_get (or reading its kernel table) killed the "
-           "process with " + SignalText(WTERMSIG(status));
+           "process with " +
+           SignalText(WTERMSIG(status));
   }
   if (WIFEXITED(status) && WEXITSTATUS(status) != 0) {
     return "loading it exited the process with status " + std::to_string(WEXITSTATUS(status));
@@ -210,7 +213,8 @@ void LoadOne(const std::string& path, std::set<std::string>* names, PluginLoad* 
   const std::string stem = Stem(path);
   const auto* base = reinterpret_cast<const unsigned char*>(plugin->kernels);
   for (std::int32_t i = 0; i < plugin->count; ++i) {
-    const auto* k = reinterpret_cast<const lnv_kernel*>(base + static_cast<std::size_t>(i) * stride);
+    const auto* k =
+        reinterpret_cast<const lnv_kernel*>(base + static_cast<std::size_t>(i) * stride);
     const std::string where = "kernel " + std::to_string(i);
     if (k->struct_size != stride) {
       fail(where + ": struct_size " + std::to_string(k->struct_size) + " differs from kernel 0's " +

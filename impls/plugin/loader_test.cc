@@ -98,11 +98,13 @@ TEST(PluginLoader, APluginListingNoKernelsIsRefused) {
 
 TEST(PluginLoader, ADuplicateNameIsRefusedAndTheOtherKernelsLoad) {
   const PluginLoad load = LoadPlugins({LNV_TEST_PLUGIN_DUPLICATE_NAMES});
-  EXPECT_EQ(Names(load), (std::vector<std::string>{"plugin:lnv_abi_duplicate_names/f32/twin/test",
-                                                   "plugin:lnv_abi_duplicate_names/f32/single/test"}));
+  EXPECT_EQ(Names(load),
+            (std::vector<std::string>{"plugin:lnv_abi_duplicate_names/f32/twin/test",
+                                      "plugin:lnv_abi_duplicate_names/f32/single/test"}));
   ASSERT_EQ(load.errors.size(), 1u);
-  EXPECT_NE(load.errors[0].find("kernel 1: duplicate name plugin:lnv_abi_duplicate_names/f32/twin/test"),
-            std::string::npos)
+  EXPECT_NE(
+      load.errors[0].find("kernel 1: duplicate name plugin:lnv_abi_duplicate_names/f32/twin/test"),
+      std::string::npos)
       << load.errors[0];
 }
 
@@ -127,9 +129,11 @@ TEST(PluginLoader, BadKernelsAreSkippedEachWithItsReasonAndTheGoodOneLoads) {
   const PluginLoad load = LoadPlugins({LNV_TEST_PLUGIN_BAD_KERNELS});
   EXPECT_EQ(Names(load), std::vector<std::string>{"plugin:lnv_abi_bad_kernels/f32/good/test"});
   ASSERT_EQ(load.errors.size(), 4u);
-  EXPECT_NE(load.errors[0].find("kernel 0 (f32/no_forward/test): forward is NULL"), std::string::npos);
+  EXPECT_NE(load.errors[0].find("kernel 0 (f32/no_forward/test): forward is NULL"),
+            std::string::npos);
   EXPECT_NE(load.errors[1].find("kernel 1: name is NULL"), std::string::npos);
-  EXPECT_NE(load.errors[2].find("kernel 2: name is NULL, empty, or not printable"), std::string::npos);
+  EXPECT_NE(load.errors[2].find("kernel 2: name is NULL, empty, or not printable"),
+            std::string::npos);
   EXPECT_NE(load.errors[3].find("kernel 3 (f32/bad_dtype/test): unknown norm or dtype"),
             std::string::npos);
 }

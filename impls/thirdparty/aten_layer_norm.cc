@@ -16,9 +16,9 @@ namespace lnv::thirdparty {
 namespace {
 
 struct Module {
-  std::string error;                   // "" when loaded
-  const lnv_kernel* f32 = nullptr;     // f32/native_layer_norm/aten
-  const lnv_kernel* bf16 = nullptr;    // bf16/native_layer_norm/aten
+  std::string error;                 // "" when loaded
+  const lnv_kernel* f32 = nullptr;   // f32/native_layer_norm/aten
+  const lnv_kernel* bf16 = nullptr;  // bf16/native_layer_norm/aten
 };
 
 Module LoadModule() {
@@ -42,14 +42,16 @@ Module LoadModule() {
     if (std::strcmp(k.name, "f32/native_layer_norm/aten") == 0) m.f32 = &k;
     if (std::strcmp(k.name, "bf16/native_layer_norm/aten") == 0) m.bf16 = &k;
   }
-  if (m.f32 == nullptr || m.bf16 == nullptr) m.error = std::string(LNV_ATEN_MODULE) + " lacks a kernel";
+  if (m.f32 == nullptr || m.bf16 == nullptr)
+    m.error = std::string(LNV_ATEN_MODULE) + " lacks a kernel";
   return m;
 }
 
 const Module& TheModule() {
   static const Module m = [] {
     Module loaded = LoadModule();
-    if (!loaded.error.empty()) std::fprintf(stderr, "lnverify: ATen kernels: %s\n", loaded.error.c_str());
+    if (!loaded.error.empty())
+      std::fprintf(stderr, "lnverify: ATen kernels: %s\n", loaded.error.c_str());
     return loaded;
   }();
   return m;

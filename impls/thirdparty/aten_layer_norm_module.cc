@@ -133,8 +133,8 @@ int Backward(const lnv_backward_args* a) {
 const lnv_kernel kKernels[] = {
     {sizeof(lnv_kernel), "f32/native_layer_norm/aten", LNV_LAYER_NORM, LNV_F32, LNV_F32, LNV_F32,
      &Forward<LNV_F32>, &Backward<LNV_F32>},
-    {sizeof(lnv_kernel), "bf16/native_layer_norm/aten", LNV_LAYER_NORM, LNV_BF16, LNV_BF16,
-     LNV_F32, &Forward<LNV_BF16>, &Backward<LNV_BF16>},
+    {sizeof(lnv_kernel), "bf16/native_layer_norm/aten", LNV_LAYER_NORM, LNV_BF16, LNV_BF16, LNV_F32,
+     &Forward<LNV_BF16>, &Backward<LNV_BF16>},
 };
 
 const lnv_plugin kPlugin = {sizeof(lnv_plugin), LNV_PLUGIN_ABI_MAJOR, 0,

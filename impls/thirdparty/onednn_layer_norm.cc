@@ -127,9 +127,9 @@ int OneDnnLayerNormBackward(const BackwardArgs* a) {
     std::vector<float> zeros;
     if (shift) zeros.assign(d, 0.0f);
     const Flags flags = ParamFlags(scale, shift);
-    const auto fwd_pd = RunForward<kX>(m, a->eps, flags, a->x, scale ? gamma : nullptr,
-                                       shift ? zeros.data() : nullptr, y_scratch.data(),
-                                       mean.data(), var.data());
+    const auto fwd_pd =
+        RunForward<kX>(m, a->eps, flags, a->x, scale ? gamma : nullptr,
+                       shift ? zeros.data() : nullptr, y_scratch.data(), mean.data(), var.data());
 
     LnBackward::desc desc(dnnl::prop_kind::backward, m.data, m.data, m.stat, a->eps, flags);
     LnBackward::primitive_desc pd(desc, Engine(), fwd_pd);

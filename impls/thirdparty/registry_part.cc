@@ -57,8 +57,8 @@ void AppendThirdPartyImpls([[maybe_unused]] std::vector<ImplInfo>* impls) {
   using thirdparty::AtenLayerNormForward;
   constexpr const char* kAten = "impls/thirdparty/aten_layer_norm_module.cc";
   impls->push_back(Observed("f32/native_layer_norm/aten", DType::kF32, DType::kF32,
-                            &AtenLayerNormForward<DType::kF32>,
-                            &AtenLayerNormBackward<DType::kF32>, kAten));
+                            &AtenLayerNormForward<DType::kF32>, &AtenLayerNormBackward<DType::kF32>,
+                            kAten));
   impls->push_back(Observed("bf16/native_layer_norm/aten", DType::kBF16, DType::kBF16,
                             &AtenLayerNormForward<DType::kBF16>,
                             &AtenLayerNormBackward<DType::kBF16>, kAten));

@@ -52,9 +52,8 @@ int Forward(const lnv_forward_args* a) {
     // row has var_k = 0 or var_k >= 2^30 (its spacing is 2^18 or more), so
     // eps 4^k, which may underflow, matters only when var_k = 0: then
     // rstd = 1/sqrt(eps), computed unscaled.
-    const float rstd = var == 0 && k != 0
-                           ? std::ldexp(1.0f / std::sqrt(a->eps), -k)
-                           : 1.0f / std::sqrt(var + std::ldexp(a->eps, 2 * k));
+    const float rstd = var == 0 && k != 0 ? std::ldexp(1.0f / std::sqrt(a->eps), -k)
+                                          : 1.0f / std::sqrt(var + std::ldexp(a->eps, 2 * k));
     for (std::int64_t i = 0; i < d; ++i) {
       const float xhat = (xs[i] - mean) * rstd;
       float v = gamma != nullptr ? gamma[i] * xhat : xhat;
@@ -104,8 +103,8 @@ int Backward(const lnv_backward_args* a) {
 }
 
 const lnv_kernel kKernels[] = {
-    {sizeof(lnv_kernel), "f32/two_pass_scaled", LNV_LAYER_NORM, LNV_F32, LNV_F32, LNV_F32,
-     &Forward, &Backward},
+    {sizeof(lnv_kernel), "f32/two_pass_scaled", LNV_LAYER_NORM, LNV_F32, LNV_F32, LNV_F32, &Forward,
+     &Backward},
 };
 
 const lnv_plugin kPlugin = {sizeof(lnv_plugin), LNV_PLUGIN_ABI_MAJOR, 0, 1, kKernels};

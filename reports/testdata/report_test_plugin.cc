@@ -12,9 +12,7 @@ namespace {
 
 // The elements the statistics see: all of them, or (the drops-tail kernel)
 // at most 65535, as a 16-bit element counter would.
-std::int64_t Seen(std::int64_t d, bool drops_tail) {
-  return drops_tail && d > 65535 ? 65535 : d;
-}
+std::int64_t Seen(std::int64_t d, bool drops_tail) { return drops_tail && d > 65535 ? 65535 : d; }
 
 int Forward(const lnv_forward_args* a, bool off_by_one, bool drops_tail = false) {
   const auto* x = static_cast<const float*>(a->x);
@@ -50,8 +48,8 @@ const lnv_kernel kKernels[] = {
      &Good, nullptr},
     {sizeof(lnv_kernel), "f32/mean_off_by_one/cpu", LNV_LAYER_NORM, LNV_F32, LNV_F32, LNV_F32,
      &Broken, nullptr},
-    {sizeof(lnv_kernel), "f32/drops_tail_past_65535/cpu", LNV_LAYER_NORM, LNV_F32, LNV_F32,
-     LNV_F32, &DropsTail, nullptr},
+    {sizeof(lnv_kernel), "f32/drops_tail_past_65535/cpu", LNV_LAYER_NORM, LNV_F32, LNV_F32, LNV_F32,
+     &DropsTail, nullptr},
 };
 const lnv_plugin kPlugin = {sizeof(lnv_plugin), LNV_PLUGIN_ABI_MAJOR, 0, 3, kKernels};
 

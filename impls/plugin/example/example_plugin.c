@@ -36,10 +36,10 @@ enum { kOk = 0, kInvalidArgs = 1, kOutOfMemory = 2 };
 
 /* A row's statistics, in the scaled domain x' = x * 2^-e. */
 typedef struct {
-  int finite;    /* 0: the row holds a NaN or an infinity */
-  int e;         /* the scale exponent */
-  float mean;    /* mean of x' (0 for RMSNorm) */
-  double rstd;   /* 1 / sqrt(var(x') + eps * 2^-2e) = rstd(x) * 2^e */
+  int finite;  /* 0: the row holds a NaN or an infinity */
+  int e;       /* the scale exponent */
+  float mean;  /* mean of x' (0 for RMSNorm) */
+  double rstd; /* 1 / sqrt(var(x') + eps * 2^-2e) = rstd(x) * 2^e */
 } RowStats;
 
 static RowStats ComputeRowStats(const float* x, int64_t d, float eps, int layer_norm) {
@@ -47,7 +47,7 @@ static RowStats ComputeRowStats(const float* x, int64_t d, float eps, int layer_
   float max_abs = 0.0f;
   for (int64_t i = 0; i < d; ++i) {
     const float a = fabsf(x[i]);
-    if (!(a <= FLT_MAX)) {  /* NaN or inf */
+    if (!(a <= FLT_MAX)) { /* NaN or inf */
       s.finite = 0;
       return s;
     }

@@ -14,12 +14,12 @@ static int Forward(const lnv_forward_args* a) {
 }
 
 #define KERNEL(name, fwd) \
-  {sizeof(lnv_kernel), name, LNV_LAYER_NORM, LNV_F32, LNV_F32, LNV_F32, fwd, NULL}
+  { sizeof(lnv_kernel), name, LNV_LAYER_NORM, LNV_F32, LNV_F32, LNV_F32, fwd, NULL }
 
 #if defined(LNV_VARIANT_DUPLICATE_NAMES)
 UNUSED static const lnv_kernel kKernels[] = {KERNEL("f32/twin/test", Forward),
-                                      KERNEL("f32/twin/test", Forward),
-                                      KERNEL("f32/single/test", Forward)};
+                                             KERNEL("f32/twin/test", Forward),
+                                             KERNEL("f32/single/test", Forward)};
 #elif defined(LNV_VARIANT_BAD_KERNELS)
 UNUSED static const lnv_kernel kKernels[] = {
     KERNEL("f32/no_forward/test", NULL),
@@ -38,13 +38,15 @@ UNUSED static const lnv_kernel kKernels[] = {KERNEL("f32/fine/test", Forward)};
 #define COUNT ((int32_t)(sizeof kKernels / sizeof kKernels[0]))
 
 #if defined(LNV_VARIANT_WRONG_ABI_MAJOR)
-UNUSED static const lnv_plugin kPlugin = {sizeof(lnv_plugin), LNV_PLUGIN_ABI_MAJOR + 1, 0, COUNT, kKernels};
+UNUSED static const lnv_plugin kPlugin = {sizeof(lnv_plugin), LNV_PLUGIN_ABI_MAJOR + 1, 0, COUNT,
+                                          kKernels};
 #elif defined(LNV_VARIANT_SMALL_STRUCT)
 UNUSED static const lnv_plugin kPlugin = {8, LNV_PLUGIN_ABI_MAJOR, 0, COUNT, kKernels};
 #elif defined(LNV_VARIANT_NO_KERNELS)
 UNUSED static const lnv_plugin kPlugin = {sizeof(lnv_plugin), LNV_PLUGIN_ABI_MAJOR, 0, 0, NULL};
 #else
-UNUSED static const lnv_plugin kPlugin = {sizeof(lnv_plugin), LNV_PLUGIN_ABI_MAJOR, 0, COUNT, kKernels};
+UNUSED static const lnv_plugin kPlugin = {sizeof(lnv_plugin), LNV_PLUGIN_ABI_MAJOR, 0, COUNT,
+                                          kKernels};
 #endif
 
 #if defined(LNV_VARIANT_NO_SYMBOL)

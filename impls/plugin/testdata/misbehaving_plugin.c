@@ -105,14 +105,14 @@ static int BackwardSegfaults(const lnv_backward_args* a) {
 }
 
 #define KERNEL(name, fwd, bwd) \
-  {sizeof(lnv_kernel), name, LNV_LAYER_NORM, LNV_F32, LNV_F32, LNV_F32, fwd, bwd}
+  { sizeof(lnv_kernel), name, LNV_LAYER_NORM, LNV_F32, LNV_F32, LNV_F32, fwd, bwd }
 
 #ifdef LNV_ONLY_SEGFAULTS_ON_HUGE
 /* liblnv_segfaults.so: one kernel, a two-pass that is fine but for that. */
 #define UNUSED __attribute__((unused))
 UNUSED static int (*const kUnused[])(const lnv_forward_args*) = {
-    Hangs, WritesPastEnd, WritesFarPastEnd, WritesBeforeStart, WritesInput, ReturnsError, Aborts,
-    Exits, Forward};
+    Hangs,  WritesPastEnd, WritesFarPastEnd, WritesBeforeStart, WritesInput, ReturnsError,
+    Aborts, Exits,         Forward};
 UNUSED static int (*const kUnusedBackward)(const lnv_backward_args*) = BackwardSegfaults;
 static const lnv_kernel kKernels[] = {
     KERNEL("f32/two_pass/segfaults_on_huge", SegfaultsOnHuge, NULL)};

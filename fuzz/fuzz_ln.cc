@@ -104,7 +104,7 @@ extern "C" int LLVMFuzzerInitialize(int* argc, char*** argv) {
       std::exit(0);
     }
   }
-  // DESIGN §6: a finding exits 1 (libFuzzer's default 77 means "skipped" here).
+  // docs/DESIGN.md §6: a finding exits 1 (libFuzzer's default 77 means "skipped" here).
   static std::vector<char*> args;
   static char error_flag[] = "-error_exitcode=1";
   static char timeout_flag[] = "-timeout_exitcode=1";

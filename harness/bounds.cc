@@ -86,10 +86,10 @@ struct StatsError {
 // then mean_hat = s_hat/d (1 + theta_s) (+ eta when the quotient underflows):
 //   |mean_hat - mu| <= phi A (1 + gamma_s) + gamma_s |mu| + eta
 //                   <= Compose(phi, gamma_s) A + eta          (|mu| <= A).
-// (DESIGN §1/brief: delta_mu <= gamma_{k+1} mean|x| for a division; the form
+// (docs/DESIGN.md §1: delta_mu <= gamma_{k+1} mean|x| for a division; the form
 // here also covers multiplying by a rounded 1/d.) Since A r <= kappa_eps =
 // sqrt((s2 + mu^2)/(s2 + eps)) (A <= sqrt(mean x^2)), r E <= gamma_{k+s} kappa_eps:
-// the gamma_k kappa_eps term of DESIGN §4.
+// the gamma_k kappa_eps term of docs/DESIGN.md §4.
 double SumMeanError(const BoundModel& m, const RowInput& row) {
   const double phi = SumError(m, row.d);
   const double gs = Gamma(m, ScaleRoundings(row.d));
@@ -104,7 +104,7 @@ double SumMeanError(const BoundModel& m, const RowInput& row) {
 // Exactly, (1/d) sum (x_i - mean_hat)^2 = s2 + E^2 (sum (x_i - mu) = 0; CGL
 // 1983 §3, ASNA §1.9), so
 //   Delta <= psi (s2 + E^2) + E^2 + abs
-// which is the brief's gamma_{k+3} s2 + (1 + gamma_{k+3}) delta_mu^2 with the
+// which is docs/DESIGN.md §1's gamma_{k+3} s2 + (1 + gamma_{k+3}) delta_mu^2 with the
 // scaling's roundings counted too.
 StatsError TwoPassError(const BoundModel& m, const RowInput& row) {
   const double phi = SumError(m, row.d);
@@ -243,7 +243,7 @@ StatsError StatsErrorFor(const BoundModel& m, const RowInput& row) {
     case Algorithm::kSumOfSquares:  // LayerNorm from a sum of squares is the one-pass
       return OnePassError(m, row);
     case Algorithm::kUnknown: {
-      // Generic (DESIGN §3, plugins): the loosest stable model, serial, k = d-1.
+      // Generic (docs/DESIGN.md §3, plugins): the loosest stable model, serial, k = d-1.
       // Both outputs feed the y bound monotonically, so the componentwise max
       // bounds a kernel following either algorithm.
       BoundModel serial = m;
@@ -265,8 +265,8 @@ StatsError StatsErrorFor(const BoundModel& m, const RowInput& row) {
 //   rho <= max(sqrt(q/(q - Delta)) (1+u)/(1-u)^(3/2) - 1,
 //              1 - sqrt(q/(q + Delta)) (1-u)/(1+u)^(3/2)),
 // +inf when Delta >= q (v_hat + eps may be <= 0: no claim). sqrt(1/q_hat)
-// stays inside the same interval. First order: Delta/(2q) + 5u/2, i.e. DESIGN
-// §4's eps_v s2/(2(s2 + eps)) + u/2 + the rsqrt error.
+// stays inside the same interval. First order: Delta/(2q) + 5u/2, i.e.
+// docs/DESIGN.md §4's eps_v s2/(2(s2 + eps)) + u/2 + the rsqrt error.
 double RstdRelError(const BoundModel& m, double q, double delta) {
   if (!(q > 0) || !(delta < q)) return kInf;
   const double u = U(m);
@@ -399,7 +399,7 @@ bool RowInClaimedRange(const RowBound& rb) {
 //   |t4 - y_i| <= |gamma_i| X_i (1+u)^2 + |gamma_i xhat_i| gamma_2 + u |beta_i| + eta (1+u);
 // then rounding into the output format adds <= ulp_out(|y_i| + that)/2 unless
 // the output format contains the accumulation format. First order this is
-// DESIGN §4's B_i = ulp/2 + |gamma|[gamma_k kappa_eps + |xhat|(|rho| + 2u)]
+// docs/DESIGN.md §4's B_i = ulp/2 + |gamma|[gamma_k kappa_eps + |xhat|(|rho| + 2u)]
 // + u(|gamma xhat| + |beta|), since r E <= gamma_{k+s} kappa_eps (SumMeanError).
 double ForwardElementBound(const BoundModel& model, const RowInput& row, const RowBound& rb,
                            const ElementInput& e) {
@@ -469,7 +469,7 @@ double XhatError(const BackwardRowBound& bb, double xhat) {
 //   + a_err + |xhat_i| G2 + pi_i) + eta (1 + u),
 // then |dx_hat - dx| <= r |Z_hat - Z| (1 + rho_b)(1 + u) + |dx| ((1 + rho_b)(1 + u) - 1) + eta,
 // and the store into the output format. Every term is r times a multiple of
-// mean|g|, |g_i| or |xhat_i| mean|g xhat| (DESIGN §4), plus r E_b terms.
+// mean|g|, |g_i| or |xhat_i| mean|g xhat| (docs/DESIGN.md §4), plus r E_b terms.
 double DxElementBound(const BoundModel& model, const RowInput& row, const BackwardRowInput& in,
                       const BackwardRowBound& bb, const DxElementInput& e) {
   if (!std::isfinite(bb.b_err) || !std::isfinite(bb.a_err)) return kInf;

@@ -188,7 +188,7 @@ TEST(Bounds, TwoPassRowBoundMatchesAHandWorkedRow) {
 // Large mean: x = [1000, 1002], eps = 2^-20. mu = 1001, s2 = 1, mean|x| = 1001,
 // kappa_eps = sqrt((1 + 1001^2)/(1 + 2^-20)) ~ 1001. The mean's error term
 // r E = gamma_1 mean|x| r ~ u kappa_eps (k = d - 1 = 1, d = 2 scales exactly)
-// dominates: DESIGN §4's gamma_k kappa_eps.
+// dominates: docs/DESIGN.md §4's gamma_k kappa_eps.
 TEST(Bounds, TheMeanTermScalesWithKappaEps) {
   const BoundModel m = F32Model(Algorithm::kTwoPass);
   const double eps = 0x1p-20;

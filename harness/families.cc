@@ -103,7 +103,7 @@ Case StandardNormal(const FamilyParams& p) {
   return c;
 }
 
-// kappa = sqrt(1 + mu^2/s2) swept 1 .. 1e7 over the rows (DESIGN §1): where
+// kappa = sqrt(1 + mu^2/s2) swept 1 .. 1e7 over the rows (docs/DESIGN.md §1): where
 // the one-pass variance cancels and the stable algorithms lose k kappa u.
 // Narrow dtypes cannot hold a spread far below ulp(mu): their rows collapse
 // to (near-)constant ones, which is part of the family.

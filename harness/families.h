@@ -1,4 +1,4 @@
-// Named, seeded input families (DESIGN.md §4), shared by ln_check, the
+// Named, seeded input families (docs/DESIGN.md §4), shared by ln_check, the
 // property suites, fuzz seeds and the reports. A family turns (norm, dtypes,
 // shape, seed) into a Case deterministically: std::mt19937_64 seeded from the
 // seed and the family's name, values drawn in double and rounded once into

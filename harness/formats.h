@@ -4,7 +4,7 @@
 // normal exponent range [emin, emax]); every dtype value is a double.
 // It also carries the oracle's FloatFormat and RoundToFormat to the kernels'
 // tests, which check conversions against correct rounding: impls/ never
-// includes oracle/ (DESIGN.md), it reaches the oracle through the harness.
+// includes oracle/ (docs/DESIGN.md), it reaches the oracle through the harness.
 #ifndef LNV_HARNESS_FORMATS_H_
 #define LNV_HARNESS_FORMATS_H_
 

@@ -1,6 +1,6 @@
 // Running a kernel in a child process, so that a kernel that crashes, hangs,
 // writes outside its buffers or returns an error is a finding reported with
-// its case, not a dead harness (DESIGN.md §3 and §7: SLEEF keeps the code
+// its case, not a dead harness (docs/DESIGN.md §3 and §7: SLEEF keeps the code
 // under test in another process). ln_check runs every plugin kernel this way.
 //
 // How. An Isolator forks a small launcher process when it is made; for every

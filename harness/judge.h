@@ -4,7 +4,7 @@
 // element is, and a Verdict. Shared by ln_check, the properties, the fuzzer
 // and the reports.
 //
-// Rules (DESIGN.md §4):
+// Rules (docs/DESIGN.md §4):
 //   * Errors are measured against the exact value (hi + lo), not the rounded one.
 //   * Elements the special-value table decides (oracle.h; ExactValue::by_table:
 //     rows of x holding NaN or +-inf) have bound 0: the kernel returns the

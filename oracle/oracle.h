@@ -5,7 +5,7 @@
 // Inputs are doubles; every fp64/fp32/bf16/fp16 value is one, so the oracle
 // needs no low-precision types: the target format is data (FloatFormat).
 //
-// Math (DESIGN.md section 1). Row x in R^d, gain g (gamma), bias b (beta), eps:
+// Math (docs/DESIGN.md section 1). Row x in R^d, gain g (gamma), bias b (beta), eps:
 //   LayerNorm: mu = sum(x)/d, s2 = sum((x-mu)^2)/d, q = s2 + eps, r = q^(-1/2),
 //              xhat = (x-mu) r, y = gamma xhat + beta.
 //   RMSNorm:   s2 = sum(x^2)/d, q = s2 + eps, xhat = x r, y = gamma xhat.

@@ -1,5 +1,5 @@
 // Hand-derived cases with exact answers, special values, and the exact
-// identities of DESIGN.md section 1 checked on the oracle's exact values.
+// identities of docs/DESIGN.md section 1 checked on the oracle's exact values.
 #include "oracle/oracle.h"
 
 #include <gtest/gtest.h>
@@ -516,7 +516,7 @@ TEST(OracleBackward, KeepsRootsApartWhenTheProductOfTheQIsANearSquareInteger) {
   }
 }
 
-// Exact identities (DESIGN.md section 1), on the exact values carried to
+// Exact identities (docs/DESIGN.md section 1), on the exact values carried to
 // 106 bits (binary64 output format, so hi + lo): each term is known to
 // 2^-104 relative, and the sums below are accumulated in long double
 // (64 bits), so the tolerance is sum|terms| * (2^-104 + d 2^-63).

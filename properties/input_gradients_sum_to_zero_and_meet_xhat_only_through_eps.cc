@@ -2,7 +2,7 @@
 // b = mean(g xhat), dx = r (g - a - xhat b):
 //   sum_i dx_i = 0                                   (LayerNorm; sum xhat = 0)
 //   sum_i xhat_i dx_i = d r b eps / (sigma^2 + eps)  (both norms)
-// so dx is orthogonal to xhat only when eps = 0 (DESIGN.md §1).
+// so dx is orthogonal to xhat only when eps = 0 (docs/DESIGN.md §1).
 //
 // Oracle, exactly: the identities on the oracle's dx computed into binary64
 // (hi + lo to 106 bits) on the same inputs, with its xhat and statistics,

@@ -1,4 +1,4 @@
-// The properties of DESIGN.md §1, one function each (one file each, named as
+// The properties of docs/DESIGN.md §1, one function each (one file each, named as
 // the sentence it states). Each draws its inputs with RapidCheck, checks the
 // oracle exactly and every target kernel within its bound (property.h).
 #ifndef LNV_PROPERTIES_PROPERTIES_H_

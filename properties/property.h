@@ -9,7 +9,7 @@
 // LNV_PLUGINS); the negative-control test runs the same function on one
 // control kernel and requires a failure.
 //
-// Kernel statuses (DESIGN.md §3):
+// Kernel statuses (docs/DESIGN.md §3):
 //   claims_bound      a failure fails the property.
 //   observed          judged only inside its claimed range (max_row_sumsq; the
 //                     judge marks other rows out_of_range); a failure there is a

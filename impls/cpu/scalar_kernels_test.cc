@@ -158,7 +158,7 @@ BackwardOut RunBackward(const ImplInfo& info, const Problem& p, const ForwardOut
   return out;
 }
 
-// The exact math of DESIGN.md section 1, in long double, for one row.
+// The exact math of docs/DESIGN.md section 1, in long double, for one row.
 struct RowReference {
   Real mean = 0, var = 0, rstd = 0;
   std::vector<Real> xhat, y, g, dx;
@@ -201,7 +201,7 @@ RowReference Reference(const ImplInfo& info, const Problem& p, std::int64_t r) {
 // Allowance for a forward output: its own rounding (one ulp, as the
 // accumulated value may sit across a binade from the exact one) plus a
 // chain of k accumulation roundings on the terms of gamma*xhat + beta, with
-// the mean's error scaled by the row's condition kappa (DESIGN.md section 1).
+// the mean's error scaled by the row's condition kappa (docs/DESIGN.md section 1).
 double ForwardTolerance(const ImplInfo& info, const RowReference& ref, double gamma, double beta,
                         std::int64_t i, double k) {
   const Real kappa = std::sqrt((ref.var + ref.mean * ref.mean) / ref.var);
@@ -211,7 +211,7 @@ double ForwardTolerance(const ImplInfo& info, const RowReference& ref, double ga
          static_cast<double>(4 * k * u * (std::fabs(gamma) * (kappa + xhat) + std::fabs(beta)));
 }
 
-// The backward's normwise scale of DESIGN.md section 4, times a chain of k
+// The backward's normwise scale of docs/DESIGN.md section 4, times a chain of k
 // roundings, plus the output's own rounding.
 double DxTolerance(const ImplInfo& info, const RowReference& ref, std::int64_t i, double k) {
   const double u = UnitRoundoff(info.acc_dtype);
@@ -351,7 +351,7 @@ TEST_P(ScalarKernel, ModerateRowsAgreeWithALongDoubleReference) {
   }
 }
 
-// sum(dx) = 0 exactly for LayerNorm (DESIGN.md section 1); the computed sum
+// sum(dx) = 0 exactly for LayerNorm (docs/DESIGN.md section 1); the computed sum
 // may differ only by the elements' own allowances.
 TEST_P(LayerNormScalarKernel, LayerNormInputGradientSumsToZero) {
   for (std::int64_t d : {1, 7, 32, 33, 100, 257}) {

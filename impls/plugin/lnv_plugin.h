@@ -1,4 +1,4 @@
-/* lnverify plugin ABI, version 1 (C). Fixed: see DESIGN.md section 3.
+/* lnverify plugin ABI, version 1 (C). Fixed: see docs/DESIGN.md section 3.
  * A plugin is a shared library exporting lnv_plugin_get; every kernel it lists
  * is judged like a built-in kernel under the generic bound of its accumulation
  * dtype. Buffers are row-major and contiguous. */

@@ -16,7 +16,7 @@
 //   under the generic model (Algorithm::kUnknown: the loosest stable
 //   algorithm, serial reduction, k = d - 1).
 // Accumulation: f32 for f32 and bf16 data.
-// Bound: torch.nn.LayerNorm's documentation gives the formulas of DESIGN.md
+// Bound: torch.nn.LayerNorm's documentation gives the formulas of docs/DESIGN.md
 //   §1 (biased variance, eps inside the square root) and claims no error
 //   bound; we hold it to the generic bound and record what it breaks in
 //   impls/thirdparty/baselines/.

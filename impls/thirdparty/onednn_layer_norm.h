@@ -12,7 +12,7 @@
 //   generic model (Algorithm::kUnknown: the loosest stable algorithm, serial
 //   reduction, k = d - 1).
 // Accumulation: f32 (oneDNN's documentation for bf16 data).
-// Bound: oneDNN's documentation gives the formulas of DESIGN.md §1 (biased
+// Bound: oneDNN's documentation gives the formulas of docs/DESIGN.md §1 (biased
 //   variance, eps inside the square root) and claims no error bound; we hold
 //   it to the generic bound and record what it breaks in
 //   impls/thirdparty/baselines/.

@@ -46,7 +46,9 @@ struct BoundModel {
   FloatFormat stat = kBinary32;      // mean, rstd: the ABI writes float
   // Higham & Mary's probabilistic form: gamma_k -> exp(lambda sqrt(k) u +
   // k u^2/(1-u)) - 1, which holds with probability >= 1 - 2 exp(-lambda^2
-  // (1-u)^2 / 2) per use (lambda = 3: >= 0.978). NOT a guarantee: reports only.
+  // (1-u)^2 / 2) per use. Not a guarantee: the statistical tier's model
+  // (TypicalModel, below, sets lambda from a false-alarm budget), a verdict
+  // only on the families that hold its model.
   bool probabilistic = false;
   double lambda = 3.0;
 };

@@ -118,12 +118,30 @@ json ValidRangeJson(const KernelReport& k, const std::vector<PlanItem>& plan) {
   };
 }
 
+const char* ReductionName(Reduction r) {
+  switch (r) {
+    case Reduction::kTree:
+      return "tree";
+    case Reduction::kLanes:
+      return "lanes";
+    case Reduction::kSerial:
+      break;
+  }
+  return "serial";
+}
+
 std::string BoundText(const ImplInfo& impl) {
   std::string s = std::string(AlgorithmName(impl.bound_algorithm)) + " bound, ";
-  if (impl.reduction == Reduction::kTree) {
-    s += "tree reduction (chunk " + std::to_string(impl.chunk) + ", k = chunk + log2 parts)";
-  } else {
-    s += "serial reduction (k = d - 1)";
+  switch (impl.reduction) {
+    case Reduction::kTree:
+      s += "tree reduction (chunk " + std::to_string(impl.chunk) + ", k = chunk + log2 parts)";
+      break;
+    case Reduction::kLanes:
+      s += "lanes reduction (each lane serial, then a merge tree: k = leaf + levels)";
+      break;
+    case Reduction::kSerial:
+      s += "serial reduction (k = d - 1)";
+      break;
   }
   return s + ", accumulation " + std::string(DTypeName(impl.acc_dtype)) + " (harness/bounds.h)";
 }
@@ -239,7 +257,7 @@ json ToJson(const SweepResult& r, const ReportInputs& in) {
         {"acc_dtype", std::string(DTypeName(i.acc_dtype))},
         {"algorithm", std::string(AlgorithmName(i.algorithm))},
         {"bound_algorithm", std::string(AlgorithmName(i.bound_algorithm))},
-        {"reduction", i.reduction == Reduction::kTree ? "tree" : "serial"},
+        {"reduction", ReductionName(i.reduction)},
         {"chunk", i.chunk},
         {"bound", BoundText(i)},
         {"status", status},

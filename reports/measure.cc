@@ -25,8 +25,9 @@ bool NonFiniteAgreement(const ElementResult& e) {
 // The per-row points of y or dx.
 void AddPoints(const ImplInfo& impl, const Case& c, const Reference& ref, const OutputResult& out,
                std::int32_t item, OutputMeasure* m) {
-  BoundModel model = ModelFor(impl);
-  model.probabilistic = true;
+  // The statistical tier's model: the chart's second line is the bound that
+  // tier holds a kernel to (where its family holds the model).
+  const BoundModel model = TypicalModel(ModelFor(impl), c.rows, c.d);
   const bool is_y = out.output == Output::kY;
   if (static_cast<std::int64_t>(out.elements.size()) != c.rows * c.d) return;
   for (std::int64_t r = 0; r < c.rows; ++r) {

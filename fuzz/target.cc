@@ -32,17 +32,6 @@ std::string Fmt(const char* f, double v) {
   return buf;
 }
 
-// Registry names contain '/' and ':'; file names keep [A-Za-z0-9._-].
-std::string FileSafe(std::string_view s) {
-  std::string o;
-  for (char ch : s) {
-    const bool ok = (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') ||
-                    (ch >= '0' && ch <= '9') || ch == '.' || ch == '-' || ch == '_';
-    o += ok ? ch : '_';
-  }
-  return o;
-}
-
 std::string Today() {
   const std::time_t now = std::time(nullptr);
   std::tm tm{};
@@ -50,29 +39,6 @@ std::string Today() {
   char buf[16];
   std::strftime(buf, sizeof buf, "%Y-%m-%d", &tm);
   return buf;
-}
-
-bool RowLocal(Output o) {
-  return o == Output::kY || o == Output::kMean || o == Output::kRstd || o == Output::kDx;
-}
-
-std::int64_t RowOf(Output o, std::int64_t index, std::int64_t d) {
-  return (o == Output::kY || o == Output::kDx) ? index / d : index;
-}
-
-// The output whose verdict decides the judgement (ties: larger bound use).
-Output DecidingOutput(const Judgement& j) {
-  Output best = Output::kY;
-  bool found = false;
-  for (const OutputResult& o : j.outputs) {
-    if (!o.present) continue;
-    if (!found || o.verdict > j[best].verdict ||
-        (o.verdict == j[best].verdict && o.max_bound_use > j[best].max_bound_use)) {
-      best = o.output;
-      found = true;
-    }
-  }
-  return best;
 }
 
 const char* ValueKind(double v) {
@@ -157,12 +123,12 @@ Finding KernelFinding(const FuzzConfig& config, const ImplInfo& impl, const Case
   f.status = impl.status;
   Output o = DecidingOutput(j);
   std::optional<std::int64_t> class_row;
-  if (RowLocal(o) && j[o].worst) class_row = RowOf(o, *j[o].worst, c.d);
+  if (IsRowOutput(o) && j[o].worst) class_row = RowOfIndex(o, *j[o].worst, c.d);
   std::string input_class = FindingClass(c, ref, o, class_row, FormatOf(impl.acc_dtype));
   // Rows are independent: a row output's failure replays from that row alone.
   Case w = c;
-  if (c.rows > 1 && RowLocal(o) && j[o].worst) {
-    Case one = SelectRows(c, {RowOf(o, *j[o].worst, c.d)});
+  if (c.rows > 1 && IsRowOutput(o) && j[o].worst) {
+    Case one = SelectRows(c, {RowOfIndex(o, *j[o].worst, c.d)});
     if (RowStandsForInput(config, impl, c, ref, j, one)) w = std::move(one);
   }
   JudgeOptions keep = OptionsFor(impl, w);
@@ -259,10 +225,6 @@ std::string FirstUndecided(const Reference& ref) {
     }
   }
   return "";
-}
-
-bool SameBits(double a, double b) {
-  return std::memcmp(&a, &b, sizeof a) == 0 || (std::isnan(a) && std::isnan(b));
 }
 
 std::string Describe(const ExactValue& v) {
@@ -384,7 +346,7 @@ std::string OutsideClasses(const ObservedClasses& classes, const Case& c, const 
     const std::string output(OutputName(o.output));
     if (classes.failing.contains(output)) continue;
     std::optional<std::int64_t> row;
-    if (RowLocal(o.output) && o.worst) row = RowOf(o.output, *o.worst, c.d);
+    if (IsRowOutput(o.output) && o.worst) row = RowOfIndex(o.output, *o.worst, c.d);
     const std::string input_class = FindingClass(c, ref, o.output, row, acc);
     if (!WithinClaimedRange(input_class)) continue;
     return output + " " + std::string(VerdictName(o.verdict)) + " on " + input_class + ": " +
@@ -553,7 +515,7 @@ std::string WriteFindingCase(const FuzzConfig& config, const Finding& f, std::st
                                                      std::string(OutputName(f.output));
   const std::string stem =
       f.kind == FindingKind::kKernel
-          ? FileSafe(f.kernel) + "__" + what
+          ? FileSafeName(f.kernel) + "__" + what
           : std::string(f.kind == FindingKind::kOracleUndecided ? "oracle__undecided"
                                                                 : "oracle__backends");
   const std::string path =

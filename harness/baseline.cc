@@ -19,16 +19,6 @@
 namespace lnv {
 namespace {
 
-std::string FileSafe(std::string_view s) {
-  std::string o;
-  for (char ch : s) {
-    const bool ok = (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') ||
-                    (ch >= '0' && ch <= '9') || ch == '.' || ch == '-' || ch == '_';
-    o += ok ? ch : '_';
-  }
-  return o;
-}
-
 bool KnownOutput(const std::string& s) {
   if (s == "call") return true;
   for (Output o : kAllOutputs) {
@@ -117,11 +107,11 @@ const BaselineRun* Baseline::FindRun(const std::string& budget, std::uint64_t se
 std::string DefaultBaselinesDir() { return LNV_DEFAULT_BASELINES_DIR; }
 
 std::string BaselinePath(const std::string& dir, const std::string& kernel) {
-  return (std::filesystem::path(dir) / (FileSafe(kernel) + ".baseline")).string();
+  return (std::filesystem::path(dir) / (FileSafeName(kernel) + ".baseline")).string();
 }
 
 std::string FindingCaseName(const std::string& kernel, const Finding& f) {
-  return FileSafe(kernel) + "__" + f.family + "__" + f.output + "__" + f.verdict + ".case";
+  return FileSafeName(kernel) + "__" + f.family + "__" + f.output + "__" + f.verdict + ".case";
 }
 
 std::string FormatBaseline(const Baseline& b) {

@@ -421,4 +421,14 @@ Case SelectRows(const Case& c, const std::vector<std::int64_t>& rows) {
   return s;
 }
 
+std::string FileSafeName(std::string_view s) {
+  std::string o;
+  for (char ch : s) {
+    const bool ok = (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') ||
+                    (ch >= '0' && ch <= '9') || ch == '.' || ch == '-' || ch == '_';
+    o += ok ? ch : '_';
+  }
+  return o;
+}
+
 }  // namespace lnv

@@ -88,6 +88,10 @@ std::optional<Norm> ParseNorm(std::string_view s);
 // The case restricted to the given rows (in order), for a smaller replay.
 Case SelectRows(const Case& c, const std::vector<std::int64_t>& rows);
 
+// A registry name (which holds '/' and ':') as a file name: [A-Za-z0-9._-]
+// kept, every other character '_'. What every tool names its case files by.
+std::string FileSafeName(std::string_view s);
+
 }  // namespace lnv
 
 #endif  // LNV_HARNESS_CASE_FILE_H_

@@ -208,4 +208,12 @@ TEST(CaseFile, SelectsRows) {
 }
 
 }  // namespace
+// Every tool names its case files by the kernel through this one function.
+TEST(FileSafeName, KeepsLettersDigitsDotDashUnderscoreAndMapsTheRestToUnderscore) {
+  EXPECT_EQ(FileSafeName("plugin:lnv_textbook_rms/f32/rms_norm/c"),
+            "plugin_lnv_textbook_rms_f32_rms_norm_c");
+  EXPECT_EQ(FileSafeName("f32/two_pass/cpu-fast-avx2 *?"), "f32_two_pass_cpu-fast-avx2___");
+  EXPECT_EQ(FileSafeName("a.b-C_9"), "a.b-C_9");
+}
+
 }  // namespace lnv

@@ -37,41 +37,6 @@ std::string PadLeft(std::string s, std::size_t w) {
   return s;
 }
 
-// Registry names contain '/', ':'; file names keep [A-Za-z0-9._-].
-std::string FileSafe(std::string_view s) {
-  std::string o;
-  for (char ch : s) {
-    const bool ok = (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') ||
-                    (ch >= '0' && ch <= '9') || ch == '.' || ch == '-' || ch == '_';
-    o += ok ? ch : '_';
-  }
-  return o;
-}
-
-bool RowLocal(Output o) {
-  return o == Output::kY || o == Output::kMean || o == Output::kRstd || o == Output::kDx;
-}
-
-// The row of an output's element index.
-std::int64_t RowOf(Output o, std::int64_t index, std::int64_t d) {
-  return (o == Output::kY || o == Output::kDx) ? index / d : index;
-}
-
-// The output that decides a judgement's verdict (its worst element's output).
-Output DecidingOutput(const Judgement& j) {
-  Output best = Output::kY;
-  bool found = false;
-  for (const OutputResult& o : j.outputs) {
-    if (!o.present) continue;
-    if (!found || o.verdict > j[best].verdict ||
-        (o.verdict == j[best].verdict && o.max_bound_use > j[best].max_bound_use)) {
-      best = o.output;
-      found = true;
-    }
-  }
-  return best;
-}
-
 bool MeetsExpectation(ImplStatus status, bool any_failure) {
   switch (status) {
     case ImplStatus::kClaimsBound:
@@ -141,8 +106,8 @@ Written WriteFailure(const CheckOptions& opt, const ImplInfo& impl, const Case& 
   Case w = c;
   Judgement jw = j;
   const Output o = DecidingOutput(j);
-  if (c.rows > 1 && RowLocal(o) && j[o].worst) {
-    Case one = SelectRows(c, {RowOf(o, *j[o].worst, c.d)});
+  if (c.rows > 1 && IsRowOutput(o) && j[o].worst) {
+    Case one = SelectRows(c, {RowOfIndex(o, *j[o].worst, c.d)});
     Judgement j1 = Judge(impl, one, jo);
     if (IsFailure(j1.verdict)) {
       w = std::move(one);
@@ -166,7 +131,7 @@ Written WriteFailure(const CheckOptions& opt, const ImplInfo& impl, const Case& 
   std::error_code ec;
   std::filesystem::create_directories(opt.cases_dir, ec);
   out.path = (std::filesystem::path(opt.cases_dir) /
-              (FileSafe(impl.name) + "__" + run.family + "_d" + std::to_string(c.d) + "_s" +
+              (FileSafeName(impl.name) + "__" + run.family + "_d" + std::to_string(c.d) + "_s" +
                std::to_string(c.provenance.seed.value_or(0)) + ".case"))
                  .string();
   out.summary = Summarize(jw);
@@ -570,8 +535,8 @@ int ReplayCase(const std::string& path, const std::vector<ImplInfo>& impls, std:
         break;
       }
       const bool per_elem = o.output == Output::kY || o.output == Output::kDx;
-      const std::int64_t row = per_elem ? e.index / c.d : (RowLocal(o.output) ? e.index : -1);
-      const std::int64_t col = per_elem ? e.index % c.d : (RowLocal(o.output) ? -1 : e.index);
+      const std::int64_t row = per_elem ? e.index / c.d : (IsRowOutput(o.output) ? e.index : -1);
+      const std::int64_t col = per_elem ? e.index % c.d : (IsRowOutput(o.output) ? -1 : e.index);
       const double ulp = FormatUlp(e.exact.hi + e.exact.lo, o.format);
       out << "  " << PadLeft(std::to_string(e.index), 7)
           << PadLeft(row >= 0 ? std::to_string(row) : "-", 6)

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <limits>
 
 namespace lnv {
@@ -23,6 +24,11 @@ FloatFormat FormatOf(DType t) {
 double UnitRoundoff(FloatFormat f) { return std::ldexp(1.0, -f.precision); }
 
 double UnderflowUnit(FloatFormat f) { return std::ldexp(1.0, f.emin - f.precision + 1); }
+
+bool SameBits(double a, double b) {
+  if (std::isnan(a) || std::isnan(b)) return std::isnan(a) && std::isnan(b);
+  return std::memcmp(&a, &b, sizeof a) == 0;
+}
 
 double MaxFinite(FloatFormat f) {
   return std::ldexp(2.0 - std::ldexp(1.0, 1 - f.precision), f.emax);

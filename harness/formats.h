@@ -27,6 +27,10 @@ double UnitRoundoff(FloatFormat f);
 // whole spacing also covers directed rounding.
 double UnderflowUnit(FloatFormat f);
 
+// The same bits, or both NaN (any payload): how outputs and oracle answers
+// are compared bit for bit.
+bool SameBits(double a, double b);
+
 // The largest finite value, (2 - 2^(1-p)) * 2^emax.
 double MaxFinite(FloatFormat f);
 

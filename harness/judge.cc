@@ -281,6 +281,28 @@ bool IsFailure(Verdict v) {
          v == Verdict::kTimedOut || v == Verdict::kBufferOverrun;
 }
 
+bool IsRowOutput(Output o) {
+  return o == Output::kY || o == Output::kMean || o == Output::kRstd || o == Output::kDx;
+}
+
+std::int64_t RowOfIndex(Output o, std::int64_t index, std::int64_t d) {
+  return (o == Output::kY || o == Output::kDx) ? index / d : index;
+}
+
+Output DecidingOutput(const Judgement& j) {
+  Output best = Output::kY;
+  bool found = false;
+  for (const OutputResult& o : j.outputs) {
+    if (!o.present) continue;
+    if (!found || o.verdict > j[best].verdict ||
+        (o.verdict == j[best].verdict && o.max_bound_use > j[best].max_bound_use)) {
+      best = o.output;
+      found = true;
+    }
+  }
+  return best;
+}
+
 std::string_view OutputName(Output o) {
   switch (o) {
     case Output::kY:

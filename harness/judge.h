@@ -82,6 +82,14 @@ inline constexpr std::array<Output, 6> kAllOutputs = {Output::kY,  Output::kMean
                                                       Output::kDx, Output::kDgamma, Output::kDbeta};
 std::string_view OutputName(Output o);
 
+// Whether an output has one value per row or per element of a row (y, mean,
+// rstd, dx), so that one row of the case reproduces it; dgamma and dbeta sum
+// every row.
+bool IsRowOutput(Output o);
+// The row of element `index` of a row output (y, dx: index / d; mean, rstd:
+// index itself).
+std::int64_t RowOfIndex(Output o, std::int64_t index, std::int64_t d);
+
 struct ElementResult {
   std::int64_t index = 0;  // into the output (y, dx: row * d + col; mean, rstd: row; dgamma: col)
   double kernel = 0.0;
@@ -121,6 +129,10 @@ struct Judgement {
   const OutputResult& operator[](Output o) const { return outputs[static_cast<int>(o)]; }
   OutputResult& operator[](Output o) { return outputs[static_cast<int>(o)]; }
 };
+
+// The output that decides a judgement's verdict: the worst verdict, ties
+// broken by the larger bound use (what a finding is reported and grouped by).
+Output DecidingOutput(const Judgement& j);
 
 // One element: the kernel's value k against the exact value and its
 // absolute bound (+inf: no claim) in format f; `in_range` false for a row

@@ -18,17 +18,6 @@ namespace {
 
 Budget g_budget = Budget::kDefault;
 
-// Registry names hold '/', ':'; file names keep [A-Za-z0-9._-].
-std::string FileSafe(std::string_view s) {
-  std::string o;
-  for (char ch : s) {
-    const bool ok = (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') ||
-                    (ch >= '0' && ch <= '9') || ch == '.' || ch == '-' || ch == '_';
-    o += ok ? ch : '_';
-  }
-  return o;
-}
-
 std::uint64_t SeedInUse() { return rc::detail::configuration().testParams.seed; }
 
 // Writes c as a case file found by this property; returns the path or "".
@@ -233,11 +222,6 @@ std::string Num(double v) {
   return buf;
 }
 
-bool SameBits(double a, double b) {
-  if (std::isnan(a) || std::isnan(b)) return std::isnan(a) && std::isnan(b);
-  return std::memcmp(&a, &b, sizeof a) == 0;
-}
-
 bool AffineIsFinite(const Case& c, std::int64_t i) {
   return (c.gamma.empty() || std::isfinite(c.gamma[i])) &&
          (c.beta.empty() || std::isfinite(c.beta[i]));
@@ -401,7 +385,8 @@ std::vector<const ImplInfo*> PropertyCase::KernelsFor(const KernelGroup& g) cons
 
 std::string PropertyCase::CasePath(const std::string& kernel) const {
   return std::filesystem::absolute(std::filesystem::path("lnv-cases") / "properties" /
-                                   targets_.cases_subdir / property_ / (FileSafe(kernel) + ".case"))
+                                   targets_.cases_subdir / property_ /
+                                   (FileSafeName(kernel) + ".case"))
       .string();
 }
 

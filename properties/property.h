@@ -144,9 +144,6 @@ std::string ExactBitsMismatch(const Reference& a, const Reference& b,
 // element carries a claim (in range, finite bound): "" or a message.
 std::string NonFiniteWhereExactIsFinite(const Judged& r, std::initializer_list<Output> outputs);
 
-// True when the two values have the same bits, or are both NaN.
-bool SameBits(double a, double b);
-
 // ---- Infinite gamma or beta (one case of 16 draws one) ----
 //
 // y_i = gamma_i xhat_i + beta_i in IEEE arithmetic (oracle.h): an infinite

@@ -31,7 +31,7 @@ Case Shrink(const ImplInfo& impl, const Case& c, Output o, std::int64_t row, Ver
   *kept_row = -1;
   // A plugin kernel is re-run only in its child process.
   const bool plugin = IsPluginImpl(impl);
-  if (c.rows <= 1 || row < 0 || row >= c.rows || !RowLocal(o) ||
+  if (c.rows <= 1 || row < 0 || row >= c.rows || !IsRowOutput(o) ||
       (plugin && plugin_runner == nullptr)) {
     return c;
   }
@@ -62,8 +62,9 @@ struct Writer {
     if (static_cast<std::int64_t>(c.x.size()) > max_values) return "";
     const auto key = std::make_tuple(impl.name, item_index, kept_row);
     if (auto it = written.find(key); it != written.end()) return it->second;
-    std::string name = FileSafe(impl.name) + "__" + item.family + "_d" + std::to_string(full.d) +
-                       "_s" + std::to_string(full.provenance.seed.value_or(0));
+    std::string name = FileSafeName(impl.name) + "__" + item.family + "_d" +
+                       std::to_string(full.d) + "_s" +
+                       std::to_string(full.provenance.seed.value_or(0));
     if (kept_row >= 0) name += "_r" + std::to_string(kept_row);
     const std::string rel = "cases/" + name + ".case";
     c.kernel = impl.name;
@@ -88,16 +89,6 @@ struct Writer {
 };
 
 }  // namespace
-
-std::string FileSafe(const std::string& s) {
-  std::string o;
-  for (char ch : s) {
-    const bool ok =
-        std::isalnum(static_cast<unsigned char>(ch)) || ch == '.' || ch == '-' || ch == '_';
-    o += ok ? ch : '_';
-  }
-  return o;
-}
 
 std::string ReplayCommand(const CaseWriteOptions& opt, const ImplInfo& impl,
                           const std::string& relative_case_path) {

@@ -42,9 +42,6 @@ std::vector<std::string> WriteCaseFiles(const CaseWriteOptions& options, SweepRe
 std::string ReplayCommand(const CaseWriteOptions& options, const ImplInfo& impl,
                           const std::string& relative_case_path);
 
-// Registry names hold '/', ':' and '*'; file names keep [A-Za-z0-9._-].
-std::string FileSafe(const std::string& s);
-
 }  // namespace lnv::report
 
 #endif  // LNV_REPORTS_CASES_H_

@@ -125,14 +125,6 @@ bool WorseElement(const ElementResult& a, const ElementResult& b) {
   return a.ulps > b.ulps;
 }
 
-bool RowLocal(Output o) {
-  return o == Output::kY || o == Output::kMean || o == Output::kRstd || o == Output::kDx;
-}
-
-std::int64_t RowOfElement(Output o, std::int64_t index, std::int64_t d) {
-  return (o == Output::kY || o == Output::kDx) ? index / d : index;
-}
-
 double RowKappa(const Case& c, const Reference& ref, std::int64_t row) {
   double mean = 0, var = 0;
   if (c.norm == Norm::kLayerNorm) {
@@ -176,7 +168,7 @@ CaseMeasure Measure(const ImplInfo& impl, const Case& c, const Reference& ref, c
       // (the judge's own `worst` also ranks out-of-range and undecided ones).
       if (!m.worst || WorseElement(e, *m.worst)) {
         m.worst = e;
-        m.worst_row = RowLocal(o.output) ? RowOfElement(o.output, e.index, c.d) : -1;
+        m.worst_row = IsRowOutput(o.output) ? RowOfIndex(o.output, e.index, c.d) : -1;
       }
       if (!NonFiniteAgreement(e)) m.hist.Add(e.ulps);
     }

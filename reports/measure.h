@@ -81,11 +81,6 @@ struct CaseMeasure {
 // Severity, then bound use, then ulps (the judge's order).
 bool WorseElement(const ElementResult& a, const ElementResult& b);
 
-// Row-local outputs have a row per element; dgamma/dbeta sum over rows.
-bool RowLocal(Output o);
-// The row of an element of a row-local output.
-std::int64_t RowOfElement(Output o, std::int64_t index, std::int64_t d);
-
 // kappa = sqrt(1 + mu^2/s2) of a finite row: from the oracle's exact
 // statistics for LayerNorm; RMSNorm has no mean, so its rows' mean and
 // variance are taken in long double (only an x coordinate). +inf when s2 = 0.

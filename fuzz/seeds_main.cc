@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "fuzz/fuzz_input.h"
-#include "harness/check.h"
+#include "harness/driver.h"
 #include "harness/families.h"
 
 namespace {

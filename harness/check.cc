@@ -37,18 +37,6 @@ std::string PadLeft(std::string s, std::size_t w) {
   return s;
 }
 
-bool MeetsExpectation(ImplStatus status, bool any_failure) {
-  switch (status) {
-    case ImplStatus::kClaimsBound:
-      return !any_failure;
-    case ImplStatus::kNegativeControl:
-      return any_failure;
-    case ImplStatus::kObserved:
-      return true;  // compared with its baseline (CompareWithBaseline)
-  }
-  return false;
-}
-
 // The runner for a kernel: plugin kernels go through the isolator, if any.
 // How `impl` is judged on a case of `family`: in a child process for a
 // plugin, and with the statistical tier where the family's data is random.
@@ -63,22 +51,15 @@ JudgeOptions OptionsFor(const ImplInfo& impl, Isolator* isolator, std::string_vi
 // An isolator when any of the kernels is a plugin's (made before any kernel runs).
 std::unique_ptr<Isolator> MakeIsolator(const std::vector<const ImplInfo*>& impls, bool isolate,
                                        double timeout_seconds, std::ostream& out) {
-  if (!isolate || std::none_of(impls.begin(), impls.end(),
-                               [](const ImplInfo* i) { return IsPluginImpl(*i); })) {
-    return nullptr;
-  }
-  IsolateOptions io;
-  io.timeout_seconds = timeout_seconds;
-  auto isolator = std::make_unique<Isolator>(io);
-  if (!isolator->error().empty()) {
-    out << "ln_check: cannot run plugin kernels in a child process (" << isolator->error()
+  if (!isolate) return nullptr;
+  std::string error;
+  std::unique_ptr<Isolator> isolator = MakePluginIsolator(impls, timeout_seconds, &error);
+  if (!error.empty()) {
+    out << "ln_check: cannot run plugin kernels in a child process (" << error
         << "): they run in this one\n";
-    return nullptr;
   }
   return isolator;
 }
-
-std::string BudgetName(Budget b) { return b == Budget::kQuick ? "quick" : "full"; }
 
 std::string CommandLine(const CheckOptions& o) {
   std::string s =
@@ -323,28 +304,20 @@ CheckResult RunCheck(const CheckOptions& opt, std::ostream& out) {
   const std::unique_ptr<Isolator> isolator =
       MakeIsolator(impls, opt.isolate_plugins, opt.timeout_seconds, out);
   std::vector<ObservedRun> found(impls.size());  // observed kernels' findings and magnitudes
-  // Kernels sharing (norm, x dtype, param dtype) share cases and oracle answers.
-  std::map<std::tuple<int, int, int>, std::vector<std::size_t>> groups;
-  for (std::size_t k = 0; k < impls.size(); ++k) {
-    const ImplInfo& i = *impls[k];
+  for (const ImplInfo* i : impls) {
     KernelSummary s;
-    s.name = i.name;
-    s.dtype = i.x_dtype;
-    s.status = i.status;
+    s.name = i->name;
+    s.dtype = i->x_dtype;
+    s.status = i->status;
     result.kernels.push_back(std::move(s));
-    groups[{static_cast<int>(i.norm), static_cast<int>(i.x_dtype), static_cast<int>(i.param_dtype)}]
-        .push_back(k);
   }
+  const std::vector<std::vector<std::size_t>> groups = GroupBySignature(impls);
   std::vector<bool> any_failure(impls.size(), false);
   for (const PlannedRun& run : plan) {
     if (!GlobMatch(opt.families_glob, run.family)) continue;
     const Family* fam = FindFamily(run.family);
-    for (const auto& [key, members] : groups) {
-      const ImplInfo& first = *impls[members.front()];
-      FamilyParams p;
-      p.norm = first.norm;
-      p.dtype = first.x_dtype;
-      p.param_dtype = first.param_dtype;
+    for (const std::vector<std::size_t>& members : groups) {
+      FamilyParams p = FamilyParamsFor(*impls[members.front()]);
       p.d = run.d;
       p.rows = run.rows;
       p.seed = opt.seed + run.seed_offset;

@@ -18,14 +18,11 @@
 #include <string>
 #include <vector>
 
+#include "harness/driver.h"
 #include "harness/judge.h"
 #include "impls/registry.h"
 
 namespace lnv {
-
-enum class Budget { kQuick, kFull };
-
-inline constexpr std::uint64_t kDefaultSeed = 20240611;
 
 struct CheckOptions {
   std::string impls_glob = "*";

@@ -19,7 +19,7 @@
 #include <string_view>
 #include <vector>
 
-#include "harness/check.h"
+#include "harness/driver.h"
 #include "properties/coverage.h"
 #include "properties/property.h"
 

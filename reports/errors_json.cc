@@ -203,15 +203,9 @@ std::string StatusWord(const ImplInfo& impl) {
 
 bool MeetsExpectation(const KernelReport& k) {
   const bool failed = IsFailure(k.verdict);
-  switch (k.info.status) {
-    case ImplStatus::kClaimsBound:
-      return !failed && k.not_judged.empty();  // "not judged" is no pass
-    case ImplStatus::kNegativeControl:
-      return failed;
-    case ImplStatus::kObserved:
-      return true;  // no baseline recorded to differ from
-  }
-  return false;
+  // "not judged" is no pass for a claims_bound kernel.
+  if (k.info.status == ImplStatus::kClaimsBound && !k.not_judged.empty()) return false;
+  return lnv::MeetsExpectation(k.info.status, failed);
 }
 
 json ToJson(const SweepResult& r, const ReportInputs& in) {

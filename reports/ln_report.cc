@@ -166,19 +166,17 @@ int Sweep(const ReportOptions& o, int argc, char** argv) {
   }
   // Plugin kernels run in a child process (harness/isolate.h), made now,
   // after the plugins are loaded and before any kernel has run.
-  std::unique_ptr<Isolator> isolator;
-  if (std::any_of(so.impls.begin(), so.impls.end(),
-                  [](const ImplInfo& i) { return IsPluginImpl(i); })) {
-    IsolateOptions io;
-    io.timeout_seconds = kPluginTimeoutSeconds;
-    isolator = std::make_unique<Isolator>(io);
-    if (!isolator->error().empty()) {
-      std::cerr << "ln_report: cannot run plugin kernels in a child process: " << isolator->error()
-                << "\n";
-      return 2;
-    }
-    so.plugin_runner = isolator.get();
+  std::vector<const ImplInfo*> selected;
+  for (const ImplInfo& i : so.impls) selected.push_back(&i);
+  std::string isolator_error;
+  const std::unique_ptr<Isolator> isolator =
+      MakePluginIsolator(selected, kPluginTimeoutSeconds, &isolator_error);
+  if (!isolator_error.empty()) {
+    std::cerr << "ln_report: cannot run plugin kernels in a child process: " << isolator_error
+              << "\n";
+    return 2;
   }
+  so.plugin_runner = isolator.get();
   std::vector<std::string> plugin_paths = PluginPathsFromEnv();
   plugin_paths.insert(plugin_paths.end(), o.plugins.begin(), o.plugins.end());
   std::cout << "ln_report: seed " << o.seed << ", budget " << BudgetName(o.budget) << ", "

@@ -6,7 +6,8 @@
 #include <string>
 #include <vector>
 
-#include "harness/check.h"
+#include "harness/driver.h"
+#include "harness/judge.h"
 
 namespace lnv::report {
 

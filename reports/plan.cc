@@ -55,8 +55,6 @@ void AppendDroppedElementItems(const std::string& name, Budget budget, std::uint
 
 }  // namespace
 
-std::string BudgetName(Budget budget) { return budget == Budget::kQuick ? "quick" : "full"; }
-
 std::vector<std::int64_t> DSweepValues(Budget budget) {
   if (budget == Budget::kQuick) return {1, 7, 64, 768, 4096, 65536};
   return {1, 2, 3, 7, 16, 31, 64, 127, 256, 768, 1024, 4096, 8191, 16384, 65536};

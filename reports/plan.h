@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "harness/check.h"
+#include "harness/driver.h"
 
 namespace lnv::report {
 
@@ -37,8 +37,6 @@ std::vector<std::int64_t> DSweepValues(Budget budget);
 // Every case of the budget, in a fixed order. Every family of AllFamilies()
 // appears at least once, so every family can produce a finding.
 std::vector<PlanItem> ReportPlan(Budget budget);
-
-std::string BudgetName(Budget budget);
 
 }  // namespace lnv::report
 

@@ -149,10 +149,7 @@ std::string KernelVerdictWord(const KernelReport& k) {
 }
 
 Case PlanCase(const ImplInfo& impl, const PlanItem& item, std::uint64_t seed) {
-  FamilyParams p;
-  p.norm = impl.norm;
-  p.dtype = impl.x_dtype;
-  p.param_dtype = impl.param_dtype;
+  FamilyParams p = FamilyParamsFor(impl);
   p.d = item.d;
   p.rows = item.rows;
   p.seed = seed + item.seed_offset;
@@ -171,14 +168,12 @@ SweepResult RunSweep(const SweepOptions& opt) {
   const std::vector<PlanItem>& plan = result.plan;
   const std::vector<ImplInfo>& impls = opt.impls;
 
-  std::map<std::tuple<int, int, int>, Group> by_key;
-  for (std::size_t k = 0; k < impls.size(); ++k) {
-    const ImplInfo& i = impls[k];
-    by_key[{static_cast<int>(i.norm), static_cast<int>(i.x_dtype), static_cast<int>(i.param_dtype)}]
-        .members.push_back(k);
-  }
+  std::vector<const ImplInfo*> impl_ptrs;
+  for (const ImplInfo& i : impls) impl_ptrs.push_back(&i);
   std::vector<Group> groups;
-  for (auto& [key, g] : by_key) groups.push_back(std::move(g));
+  for (std::vector<std::size_t>& members : GroupBySignature(impl_ptrs)) {
+    groups.push_back({std::move(members)});
+  }
 
   // Units: one case of one group, weighted by their measured cost (in us,
   // on one core here): the oracle per element (f64 rarely takes its fast

@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "harness/case_file.h"
-#include "harness/check.h"
+#include "harness/driver.h"
 #include "harness/judge.h"
 #include "impls/registry.h"
 #include "reports/measure.h"

@@ -1,0 +1,51 @@
+// What every tool shares when it drives kernels over cases (ln_check,
+// ln_report, the properties, fuzz_ln, the GPU tests): the budgets and the
+// default seed, the grouping of kernels that share each case and its oracle
+// answer, the family parameters a kernel's case is drawn with, whether a
+// kernel's verdicts are what its status expects, and the child process that
+// runs plugin kernels.
+#ifndef LNV_HARNESS_DRIVER_H_
+#define LNV_HARNESS_DRIVER_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "harness/families.h"
+#include "harness/isolate.h"
+#include "impls/registry.h"
+
+namespace lnv {
+
+// quick: seconds, for CI and every edit; full: the nightly run.
+enum class Budget { kQuick, kFull };
+std::string BudgetName(Budget budget);  // "quick" / "full"
+
+// The seed every tool uses unless told otherwise (always printed).
+inline constexpr std::uint64_t kDefaultSeed = 20240611;
+
+// Kernels sharing (norm, x dtype, param dtype) share each case and the
+// oracle's answer for it: their indices into `impls`, one group per
+// signature, in a fixed order (norm, then x dtype, then param dtype).
+std::vector<std::vector<std::size_t>> GroupBySignature(const std::vector<const ImplInfo*>& impls);
+
+// The family parameters of a case for `impl`: its norm and dtypes, the
+// defaults for the rest (the caller sets the shape and seed).
+FamilyParams FamilyParamsFor(const ImplInfo& impl);
+
+// Whether a kernel's run is what its status expects: a claims_bound kernel
+// without a failure, a negative control with one; an observed kernel is
+// compared with its baseline instead (true here).
+bool MeetsExpectation(ImplStatus status, bool any_failure);
+
+// The child process that runs plugin kernels (harness/isolate.h), made
+// before any kernel runs: nullptr when no kernel of `impls` is a plugin's,
+// or when it cannot start (then *error says why and the caller decides).
+std::unique_ptr<Isolator> MakePluginIsolator(const std::vector<const ImplInfo*>& impls,
+                                             double timeout_seconds, std::string* error);
+
+}  // namespace lnv
+
+#endif  // LNV_HARNESS_DRIVER_H_

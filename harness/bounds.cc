@@ -277,6 +277,22 @@ double RstdRelError(const BoundModel& m, double q, double delta) {
 
 }  // namespace
 
+std::string DescribeBound(const ImplInfo& impl) {
+  std::string s = std::string(AlgorithmName(impl.bound_algorithm)) + " bound, ";
+  switch (impl.reduction) {
+    case Reduction::kTree:
+      s += "tree reduction (chunk " + std::to_string(impl.chunk) + ", k = chunk + log2 parts)";
+      break;
+    case Reduction::kLanes:
+      s += "lanes reduction (each lane serial, then a merge tree: k = leaf + levels)";
+      break;
+    case Reduction::kSerial:
+      s += "serial reduction (k = d - 1)";
+      break;
+  }
+  return s + ", accumulation " + std::string(DTypeName(impl.acc_dtype)) + " (harness/bounds.h)";
+}
+
 BoundModel ModelFor(const ImplInfo& impl) {
   BoundModel m;
   m.norm = impl.norm;

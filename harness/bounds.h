@@ -57,6 +57,11 @@ struct BoundModel {
 // algorithm: a negative control is held to the bound of what it imitates).
 BoundModel ModelFor(const ImplInfo& impl);
 
+// That model in words, e.g. "two_pass bound, serial reduction (k = d - 1),
+// accumulation f32 (harness/bounds.h)": what ln_check --list and
+// errors.json say a kernel is held to.
+std::string DescribeBound(const ImplInfo& impl);
+
 // ---- The statistical tier (verdict beyond_typical) ----
 // The worst-case gamma_k is loose by about sqrt(k) on random data, so a badly
 // wrong kernel (statistics over half a long row: relative error ~ 1/sqrt(d))

@@ -560,6 +560,9 @@ std::string CheckUsage() {
          "  --write-baselines  record this run's findings of the observed kernels as\n"
          "                     their baselines (for this budget and seed), with the\n"
          "                     smallest case of each, instead of comparing\n"
+         "  --list             print the kernels --impls selects (name, status, dtypes,\n"
+         "                     algorithm, the bound each is held to, its claimed range)\n"
+         "                     and run nothing; --format json for the same as JSON\n"
          "  --help             this text\n"
          "\n"
          "Plugin kernels run in a child process: one that crashes, hangs, returns\n"
@@ -576,6 +579,7 @@ std::string CheckUsage() {
 
 int ParseCheckArgs(const std::vector<std::string>& args, CheckOptions* o, bool* help,
                    std::string* replay, std::string* error) {
+  bool format_given = false;
   for (std::size_t i = 0; i < args.size(); ++i) {
     std::string a = args[i];
     std::string value;
@@ -650,6 +654,16 @@ int ParseCheckArgs(const std::vector<std::string>& args, CheckOptions* o, bool* 
       if (!take(&o->baselines_dir)) return 2;
     } else if (a == "--write-baselines") {
       o->write_baselines = true;
+    } else if (a == "--list") {
+      o->list = true;
+    } else if (a == "--format") {
+      if (!take(&v)) return 2;
+      if (v != "text" && v != "json") {
+        *error = "--format: want text or json, got '" + v + "'";
+        return 2;
+      }
+      o->list_json = v == "json";
+      format_given = true;
     } else if (a == "--typical") {
       if (!take(&v)) return 2;
       if (!ParseTypicalTier(v, &o->typical)) {
@@ -661,10 +675,18 @@ int ParseCheckArgs(const std::vector<std::string>& args, CheckOptions* o, bool* 
       return 2;
     }
     if (has_value && (a == "--help" || a == "-h" || a == "--no-cases" || a == "--no-isolation" ||
-                      a == "--write-baselines")) {
+                      a == "--write-baselines" || a == "--list")) {
       *error = a + " takes no value";
       return 2;
     }
+  }
+  if (format_given && !o->list) {
+    *error = "--format applies to --list only";
+    return 2;
+  }
+  if (o->list && !replay->empty()) {
+    *error = "--list and --replay do not go together";
+    return 2;
   }
   return 0;
 }

@@ -42,6 +42,10 @@ struct CheckOptions {
   bool write_baselines = false;  // record this run's findings instead of comparing
   // The statistical tier on the random-data families (TypicalTierFor).
   TypicalTier typical = TypicalTier::kFail;
+  // --list: print the selected kernels and what each is held to, run nothing
+  // (harness/kernel_list.h); --format json for the same as JSON.
+  bool list = false;
+  bool list_json = false;
 };
 
 // One planned run: a family with the shape parameters of the budget.

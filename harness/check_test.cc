@@ -12,6 +12,7 @@
 #include <string>
 
 #include "harness/families.h"
+#include "harness/kernel_list.h"
 #include "impls/plugin/loader.h"
 
 namespace lnv {
@@ -256,6 +257,41 @@ TEST(Check, ParsesItsArgumentsAndRejectsBadOnes) {
   EXPECT_EQ(ParseCheckArgs({"--replay", "x.case"}, &o, &help, &replay, &error), 0);
   EXPECT_EQ(replay, "x.case");
   EXPECT_NE(CheckUsage().find("--budget"), std::string::npos);
+}
+
+// --list names each selected kernel once with what it is held to, runs
+// nothing, and an empty selection lists nothing (ln_check exits 2 then).
+TEST(Check, ListNamesEachSelectedKernelWithItsBoundAsTextOrJson) {
+  CheckOptions o;
+  std::string error, replay;
+  bool help = false;
+  EXPECT_EQ(ParseCheckArgs({"--list", "--format", "json"}, &o, &help, &replay, &error), 0) << error;
+  EXPECT_TRUE(o.list && o.list_json);
+  CheckOptions no_list;
+  EXPECT_EQ(ParseCheckArgs({"--format", "json"}, &no_list, &help, &replay, &error), 2);
+  EXPECT_NE(error.find("--list"), std::string::npos);
+  CheckOptions bad;
+  EXPECT_EQ(ParseCheckArgs({"--list", "--format", "xml"}, &bad, &help, &replay, &error), 2);
+
+  std::ostringstream text, json, none;
+  EXPECT_EQ(ListKernels(AllImpls(), "f32/two_pass/cpu-scalar", false, text), 1);
+  EXPECT_NE(text.str().find("f32/two_pass/cpu-scalar  claims_bound  layer_norm f32/f32 acc f32"),
+            std::string::npos)
+      << text.str();
+  EXPECT_NE(text.str().find("two_pass bound, serial reduction"), std::string::npos);
+  const int f32 = ListKernels(AllImpls(), "f32/*", true, json);
+  EXPECT_GT(f32, 1);
+  const std::string j = json.str();
+  EXPECT_EQ(j.front(), '[');
+  EXPECT_EQ(j.substr(j.size() - 2), "]\n");
+  std::size_t objects = 0;
+  for (std::size_t at = j.find("{\"name\""); at != std::string::npos;
+       at = j.find("{\"name\"", at + 1)) {
+    ++objects;
+  }
+  EXPECT_EQ(objects, static_cast<std::size_t>(f32));
+  EXPECT_EQ(ListKernels(AllImpls(), "no/such/*", true, none), 0);
+  EXPECT_EQ(none.str(), "");
 }
 
 // A user's plugin is judged under the generic bound (the loosest stable

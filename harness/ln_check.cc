@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "harness/check.h"
+#include "harness/kernel_list.h"
 #include "impls/plugin/loader.h"
 #include "impls/registry.h"
 
@@ -31,6 +32,13 @@ int main(int argc, char** argv) {
     const int rc =
         lnv::ReplayCase(replay, loaded.impls, std::cout, std::cerr, options.timeout_seconds);
     return std::max(rc, load_status);
+  }
+  if (options.list) {
+    if (lnv::ListKernels(loaded.impls, options.impls_glob, options.list_json, std::cout) == 0) {
+      std::cerr << "ln_check: no kernel matches --impls '" << options.impls_glob << "'\n";
+      return 2;
+    }
+    return load_status;
   }
   options.impls = loaded.impls;
   const int rc = lnv::RunCheck(options, std::cout).exit_code;

@@ -168,6 +168,18 @@ std::string_view AlgorithmName(Algorithm a) {
   return "unknown";
 }
 
+std::string_view ReductionName(Reduction r) {
+  switch (r) {
+    case Reduction::kTree:
+      return "tree";
+    case Reduction::kLanes:
+      return "lanes";
+    case Reduction::kSerial:
+      break;
+  }
+  return "serial";
+}
+
 std::string_view StatusName(ImplStatus s) {
   switch (s) {
     case ImplStatus::kClaimsBound:

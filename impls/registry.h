@@ -93,6 +93,7 @@ bool GlobMatch(std::string_view pattern, std::string_view name);
 
 std::string_view AlgorithmName(Algorithm a);
 std::string_view StatusName(ImplStatus s);
+std::string_view ReductionName(Reduction r);  // "serial", "tree", "lanes"
 
 }  // namespace lnv
 

@@ -118,34 +118,6 @@ json ValidRangeJson(const KernelReport& k, const std::vector<PlanItem>& plan) {
   };
 }
 
-const char* ReductionName(Reduction r) {
-  switch (r) {
-    case Reduction::kTree:
-      return "tree";
-    case Reduction::kLanes:
-      return "lanes";
-    case Reduction::kSerial:
-      break;
-  }
-  return "serial";
-}
-
-std::string BoundText(const ImplInfo& impl) {
-  std::string s = std::string(AlgorithmName(impl.bound_algorithm)) + " bound, ";
-  switch (impl.reduction) {
-    case Reduction::kTree:
-      s += "tree reduction (chunk " + std::to_string(impl.chunk) + ", k = chunk + log2 parts)";
-      break;
-    case Reduction::kLanes:
-      s += "lanes reduction (each lane serial, then a merge tree: k = leaf + levels)";
-      break;
-    case Reduction::kSerial:
-      s += "serial reduction (k = d - 1)";
-      break;
-  }
-  return s + ", accumulation " + std::string(DTypeName(impl.acc_dtype)) + " (harness/bounds.h)";
-}
-
 std::string ExpectationText(const std::string& status) {
   if (status == "negative_control") return "must be caught: some case must break its bound";
   if (status == "observed")
@@ -251,9 +223,9 @@ json ToJson(const SweepResult& r, const ReportInputs& in) {
         {"acc_dtype", std::string(DTypeName(i.acc_dtype))},
         {"algorithm", std::string(AlgorithmName(i.algorithm))},
         {"bound_algorithm", std::string(AlgorithmName(i.bound_algorithm))},
-        {"reduction", ReductionName(i.reduction)},
+        {"reduction", std::string(ReductionName(i.reduction))},
         {"chunk", i.chunk},
-        {"bound", BoundText(i)},
+        {"bound", DescribeBound(i)},
         {"status", status},
         {"source", i.source},
         {"claimed_max_row_sumsq", Num(i.max_row_sumsq)},
@@ -294,7 +266,7 @@ json ToJson(const SweepResult& r, const ReportInputs& in) {
           {"row", f.worst_row >= 0 ? json(f.worst_row) : json(nullptr)},
           {"kappa", Num(f.kappa)},
           {"log2_mag", Num(f.log2_mag)},
-          {"bound", BoundText(i)},
+          {"bound", DescribeBound(i)},
           {"summary", f.summary},
           {"worst", f.worst ? ElementJson(*f.worst, f.item, r.plan, f.worst_row) : json(nullptr)},
           {"case_file", f.case_file.empty() ? json(nullptr) : json(f.case_file)},

@@ -22,7 +22,10 @@ constexpr const char* kUsage =
     "dy, gamma and beta), one fuzz_ln input named seed-<family>-<norm>-<dtype>,\n"
     "with the oracle cross-check flag set for f16 and bf16. Rows longer than\n"
     "--d keep their first --d columns explicit and fill the rest\n"
-    "(fuzz/fuzz_input.h).\n"
+    "(fuzz/fuzz_input.h). Then, for each random-data family fuzz_ln draws from\n"
+    "(kRandomDataFamilies), both norms and f32 and bf16, one random-data input\n"
+    "(d = 512, judged under the statistical tier where the family holds its\n"
+    "model) named seed-random-<family>-<norm>-<dtype>.\n"
     "\n"
     "  --out DIR   where to write (created if missing)\n"
     "  --seed N    the families' seed (default: ln_check's default seed)\n"
@@ -30,6 +33,19 @@ constexpr const char* kUsage =
     "  --rows N    rows per input, 1..8 (default 4)\n"
     "\n"
     "Exit status: 0 written, 2 bad usage or a file that cannot be written.\n";
+
+// Row length of the random-data seeds: long enough for the statistical
+// tier to be tighter than the worst case, short enough to run fast.
+constexpr std::int64_t kRandomDataD = 512;
+
+bool Write(const std::string& out_dir, const std::string& name, const lnv::fuzz::FuzzInput& in) {
+  const std::vector<std::uint8_t> bytes = lnv::fuzz::EncodeInput(in);
+  const std::string path = (std::filesystem::path(out_dir) / name).string();
+  std::ofstream o(path, std::ios::binary | std::ios::trunc);
+  o.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+  if (!o) std::cerr << "fuzz_ln_seeds: cannot write " << path << "\n";
+  return static_cast<bool>(o);
+}
 
 bool ParseU64(const std::string& s, std::uint64_t* v) {
   const auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), *v);
@@ -96,15 +112,28 @@ int main(int argc, char** argv) {
         }
         // The narrow formats have the most ties and midpoints to decide.
         in.cross_check_oracle = t == lnv::DType::kF16 || t == lnv::DType::kBF16;
-        const std::vector<std::uint8_t> bytes = lnv::fuzz::EncodeInput(in);
-        const std::string path = (std::filesystem::path(out_dir) / name).string();
-        std::ofstream o(path, std::ios::binary | std::ios::trunc);
-        o.write(reinterpret_cast<const char*>(bytes.data()),
-                static_cast<std::streamsize>(bytes.size()));
-        if (!o) {
-          std::cerr << "fuzz_ln_seeds: cannot write " << path << "\n";
-          return 2;
-        }
+        if (!Write(out_dir, name, in)) return 2;
+        ++written;
+      }
+    }
+  }
+  for (int f = 0; f < 4; ++f) {
+    for (lnv::Norm norm : {lnv::Norm::kLayerNorm, lnv::Norm::kRmsNorm}) {
+      for (lnv::DType t : {lnv::DType::kF32, lnv::DType::kBF16}) {
+        lnv::fuzz::FuzzInput in;
+        in.signature = {norm, t, t};
+        in.d = kRandomDataD;
+        in.cols = 0;
+        in.rows = static_cast<std::int64_t>(rows);
+        in.backward = true;
+        in.affine = lnv::fuzz::AffineMode::kGammaBeta;
+        in.random_family = f;
+        in.fill_seed = static_cast<std::uint8_t>(seed);
+        lnv::fuzz::Normalize(&in);
+        const std::string name = "seed-random-" + std::string(lnv::fuzz::kRandomDataFamilies[f]) +
+                                 "-" + std::string(lnv::NormName(norm)) + "-" +
+                                 std::string(lnv::DTypeName(t));
+        if (!Write(out_dir, name, in)) return 2;
         ++written;
       }
     }

@@ -481,6 +481,7 @@ RunResult RunCase(const FuzzConfig& config, const Case& c,
       res.stats.unclaimed_elements += o.unclaimed + o.out_of_range;
       if (jo.typical != TypicalTier::kOff) res.stats.typical_elements += o.count;
       res.stats.beyond_typical_elements += o.beyond_typical;
+      if (jo.typical == TypicalTier::kReport) res.stats.beyond_typical_reported += o.beyond_typical;
     }
     if (!prewritten.empty()) std::filesystem::remove(prewritten);
     AddJudgementFeatures(static_cast<std::size_t>(impl - config.impls.data()), j, &res.features);

@@ -132,9 +132,10 @@ struct RunStats {
   // Over every judged kernel and output: elements judged, and those judged
   // without a claim (bound +inf, or outside the kernel's claimed range).
   std::int64_t judged_elements = 0, unclaimed_elements = 0;
-  // Elements judged under the statistical tier (random-data inputs), and
-  // those beyond its bound.
-  std::int64_t typical_elements = 0, beyond_typical_elements = 0;
+  // Elements judged under the statistical tier (random-data inputs), those
+  // beyond its bound, and of these the ones of kernels it only reports
+  // (observed kernels, TypicalTierFor): not findings.
+  std::int64_t typical_elements = 0, beyond_typical_elements = 0, beyond_typical_reported = 0;
 };
 
 struct RunResult {

@@ -385,8 +385,21 @@ TEST(FuzzTarget, ARandomDataInputCatchesAControlOnlyTheStatisticalTierSees) {
       << r.stats.typical_elements << ", beyond " << r.stats.beyond_typical_elements;
   EXPECT_EQ(r.findings[0].verdict, Verdict::kBeyondTypical) << r.findings[0].detail;
   EXPECT_GT(r.stats.beyond_typical_elements, 0);
+  EXPECT_EQ(r.stats.beyond_typical_reported, 0);  // a control's are findings, not reports
   EXPECT_EQ(r.stats.typical_elements, r.stats.judged_elements);
   EXPECT_EQ(r.findings[0].c.provenance.family, "standard_normal");  // the replay's tier
+
+  // The same kernel as an observed one: its elements beyond the tier are
+  // counted as reported, and are no finding.
+  ImplInfo observed = control;
+  observed.status = ImplStatus::kObserved;
+  FuzzConfig oc;
+  ASSERT_EQ(SelectKernels({observed}, "*", &oc), "");
+  oc.decode.max_d = kMaxMaxD;
+  const RunResult o = RunInput(oc, bytes.data(), bytes.size());
+  EXPECT_TRUE(o.findings.empty());
+  EXPECT_GT(o.stats.beyond_typical_reported, 0);
+  EXPECT_EQ(o.stats.beyond_typical_reported, o.stats.beyond_typical_elements);
 
   Case deterministic_only = c;
   deterministic_only.provenance.family = "fuzz";

@@ -48,18 +48,6 @@ struct CheckOptions {
   bool list_json = false;
 };
 
-// One planned run: a family with the shape parameters of the budget.
-struct PlannedRun {
-  std::string family;
-  std::int64_t d = 0;
-  std::int64_t rows = 0;
-  std::uint64_t seed_offset = 0;  // added to the user's seed
-  std::int64_t large_d = 0;
-  std::int64_t many_rows = 0;
-  bool with_dy = true;  // judge the backward too
-};
-std::vector<PlannedRun> BudgetPlan(Budget budget);
-
 struct KernelSummary {
   std::string name;
   DType dtype = DType::kF32;

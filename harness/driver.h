@@ -26,6 +26,26 @@ std::string BudgetName(Budget budget);  // "quick" / "full"
 // The seed every tool uses unless told otherwise (always printed).
 inline constexpr std::uint64_t kDefaultSeed = 20240611;
 
+// One planned run: a family with the shape parameters of the budget.
+struct PlannedRun {
+  std::string family;
+  std::int64_t d = 0;
+  std::int64_t rows = 0;
+  std::uint64_t seed_offset = 0;  // added to the user's seed
+  std::int64_t large_d = 0;
+  std::int64_t many_rows = 0;
+  bool with_dy = true;  // judge the backward too
+};
+// Every family's runs under a budget, each family choosing its shapes by
+// where its bugs show (ln_check, ln_report's quick sweep, the Python module's
+// cases()).
+std::vector<PlannedRun> BudgetPlan(Budget budget);
+
+// The case of `run` for kernels of p's norm and dtypes (FamilyParamsFor),
+// drawn from the user's seed plus the run's offset: exactly what ln_check
+// judges.
+Case PlannedCase(const PlannedRun& run, FamilyParams p, std::uint64_t seed);
+
 // Kernels sharing (norm, x dtype, param dtype) share each case and the
 // oracle's answer for it: their indices into `impls`, one group per
 // signature, in a fixed order (norm, then x dtype, then param dtype).

@@ -397,46 +397,21 @@ Judgement Judge(const ImplInfo& impl, const Case& c, const JudgeOptions& opt) {
   return JudgeWithReference(impl, c, ComputeReference(c, opt.oracle), opt);
 }
 
-Judgement JudgeWithReference(const ImplInfo& impl, const Case& c, const Reference& ref,
-                             const JudgeOptions& opt) {
-  assert(CheckCompatible(impl, c).empty());
-  Judgement j;
-  for (Output o : kAllOutputs) j[o].output = o;
-  const BoundModel model = opt.model_for(impl);
+namespace {
+
+// The dtype values of an output buffer, as doubles (exactly).
+std::vector<double> FromBuffer(const std::vector<unsigned char>& b, std::int64_t n, DType t) {
+  std::vector<double> v(static_cast<std::size_t>(n));
+  for (std::int64_t i = 0; i < n; ++i) v[i] = LoadAsDouble(b.data(), t, i);
+  return v;
+}
+
+// Runs the forward on c into out->y, mean (LayerNorm) and rstd. False, with
+// j's verdict and message set, when the call fails.
+bool RunForward(const ImplInfo& impl, const Case& c, const JudgeOptions& opt, KernelOutputs* out,
+                Judgement* j) {
   const bool layer = c.norm == Norm::kLayerNorm;
-  const std::int64_t d = c.d, rows = c.rows, n = rows * d;
-  const FloatFormat out_f = FormatOf(c.dtype), param_f = FormatOf(c.param_dtype);
-
-  std::vector<RowBound> rb;
-  for (std::int64_t r = 0; r < rows; ++r) rb.push_back(ForwardRowBound(model, ref.rows[r]));
-  // The statistical tier: the same formulas under the probabilistic model.
-  const TypicalTier tier = opt.typical;
-  const bool typical = tier != TypicalTier::kOff;
-  const BoundModel tmodel = TypicalModel(model, rows, d);
-  std::vector<RowBound> rbt;
-  for (std::int64_t r = 0; typical && r < rows; ++r) {
-    rbt.push_back(ForwardRowBound(tmodel, ref.rows[r]));
-  }
-  // Rows outside the claimed range (RowInClaimedRange, bounds.h): finite, with
-  // sum x^2 > max_row_sumsq, or ill-conditioned for the kernel's algorithm.
-  std::vector<bool> in_range(static_cast<std::size_t>(rows));
-  for (std::int64_t r = 0; r < rows; ++r) {
-    in_range[r] = !ref.rows[r].stats.finite ||
-                  (ref.row_sumsq[r] <= impl.max_row_sumsq && RowInClaimedRange(rb[r]));
-    if (!in_range[r]) ++j.rows_out_of_range;
-  }
-  // Rows whose exact result is undefined: finite, sigma^2 + eps = 0 (a
-  // constant row with eps = 0; RMSNorm: a zero row). The oracle's NaN there is
-  // 0/0, which no finite-in, finite-out kernel can be asked to reproduce.
-  std::vector<bool> undefined(static_cast<std::size_t>(rows));
-  bool any_undefined = false;
-  for (std::int64_t r = 0; r < rows; ++r) {
-    const RowStats& st = ref.rows[r].stats;
-    undefined[r] = st.finite && st.var == 0 && c.eps == 0;
-    any_undefined = any_undefined || undefined[r];
-  }
-
-  // ---- Forward ----
+  const std::int64_t rows = c.rows, n = rows * c.d;
   const auto x = ToBuffer(c.x, c.dtype);
   const auto gamma = ToBuffer(c.gamma, c.param_dtype);
   const auto beta = layer ? ToBuffer(c.beta, c.param_dtype) : std::vector<unsigned char>{};
@@ -445,7 +420,7 @@ Judgement JudgeWithReference(const ImplInfo& impl, const Case& c, const Referenc
   std::vector<float> rstd(static_cast<std::size_t>(rows), static_cast<float>(kNan));
   ForwardArgs fa{};
   fa.rows = rows;
-  fa.d = d;
+  fa.d = c.d;
   fa.x = x.data();
   fa.gamma = DataOrNull(gamma);
   fa.beta = DataOrNull(beta);
@@ -453,170 +428,315 @@ Judgement JudgeWithReference(const ImplInfo& impl, const Case& c, const Referenc
   fa.y = y.data();
   fa.mean = layer ? mean.data() : nullptr;
   fa.rstd = rstd.data();
-  if (!CallKernel(impl, fa, opt, &j)) return j;
+  if (!CallKernel(impl, fa, opt, j)) return false;
+  out->y = FromBuffer(y, n, c.dtype);
+  if (layer) out->mean.assign(mean.begin(), mean.end());
+  out->rstd.assign(rstd.begin(), rstd.end());
+  return true;
+}
 
-  StartOutput(&j, Output::kY, out_f);
-  {
-    OutputAccumulator acc(&j[Output::kY], opt.keep_elements);
+// Runs the backward on c from the forward's own mean and rstd (in *out) into
+// out->dx, dgamma and dbeta (LayerNorm). False, with j's verdict and message
+// set, when the call fails.
+bool RunBackward(const ImplInfo& impl, const Case& c, const JudgeOptions& opt, KernelOutputs* out,
+                 Judgement* j) {
+  const bool layer = c.norm == Norm::kLayerNorm;
+  const std::int64_t d = c.d, n = c.rows * d;
+  const auto x = ToBuffer(c.x, c.dtype);
+  const auto gamma = ToBuffer(c.gamma, c.param_dtype);
+  const auto dy = ToBuffer(c.dy, c.dtype);
+  const std::vector<float> mean(out->mean.begin(), out->mean.end());  // exact: binary32 values
+  const std::vector<float> rstd(out->rstd.begin(), out->rstd.end());
+  auto dx = UnwrittenBuffer(n, c.dtype);
+  auto dgamma = UnwrittenBuffer(d, c.param_dtype);
+  auto dbeta = layer ? UnwrittenBuffer(d, c.param_dtype) : std::vector<unsigned char>{};
+  BackwardArgs ba{};
+  ba.rows = c.rows;
+  ba.d = d;
+  ba.x = x.data();
+  ba.gamma = DataOrNull(gamma);
+  ba.dy = dy.data();
+  ba.mean = layer ? mean.data() : nullptr;
+  ba.rstd = rstd.data();
+  ba.eps = static_cast<float>(c.eps);
+  ba.dx = dx.data();
+  ba.dgamma = dgamma.data();
+  ba.dbeta = layer ? dbeta.data() : nullptr;
+  if (!CallKernel(impl, ba, opt, j)) return false;
+  out->dx = FromBuffer(dx, n, c.dtype);
+  out->dgamma = FromBuffer(dgamma, d, c.param_dtype);
+  if (layer) out->dbeta = FromBuffer(dbeta, d, c.param_dtype);
+  return true;
+}
+
+// What every output's judging shares: the bound models, each row's bounds,
+// and which rows are in the claimed range or undefined.
+struct RowContext {
+  BoundModel model, tmodel;  // the claim, and the statistical tier's model
+  TypicalTier tier = TypicalTier::kOff;
+  bool typical = false;
+  std::vector<RowBound> rb, rbt;  // per row; rbt only with the tier on
+  // Rows outside the claimed range (RowInClaimedRange, bounds.h): finite,
+  // with sum x^2 > max_row_sumsq, or ill-conditioned for the algorithm.
+  std::vector<bool> in_range;
+  // Rows whose exact result is undefined: finite, sigma^2 + eps = 0 (a
+  // constant row with eps = 0; RMSNorm: a zero row). The oracle's NaN there
+  // is 0/0, which no finite-in, finite-out kernel can be asked to reproduce.
+  std::vector<bool> undefined;
+  bool any_undefined = false;
+};
+
+RowContext MakeRowContext(const ImplInfo& impl, const Case& c, const Reference& ref,
+                          const JudgeOptions& opt, Judgement* j) {
+  RowContext x;
+  x.model = opt.model_for(impl);
+  x.tier = opt.typical;
+  x.typical = x.tier != TypicalTier::kOff;
+  x.tmodel = TypicalModel(x.model, c.rows, c.d);
+  for (std::int64_t r = 0; r < c.rows; ++r) {
+    x.rb.push_back(ForwardRowBound(x.model, ref.rows[r]));
+    if (x.typical) x.rbt.push_back(ForwardRowBound(x.tmodel, ref.rows[r]));
+    const RowStats& st = ref.rows[r].stats;
+    const bool in =
+        !st.finite || (ref.row_sumsq[r] <= impl.max_row_sumsq && RowInClaimedRange(x.rb[r]));
+    x.in_range.push_back(in);
+    if (!in) ++j->rows_out_of_range;
+    x.undefined.push_back(st.finite && st.var == 0 && c.eps == 0);
+    x.any_undefined = x.any_undefined || x.undefined.back();
+  }
+  return x;
+}
+
+void JudgeForwardOutputs(const Case& c, const Reference& ref, const RowContext& x,
+                         const KernelOutputs& out, const JudgeOptions& opt, Judgement* j) {
+  const bool layer = c.norm == Norm::kLayerNorm;
+  const std::int64_t d = c.d, rows = c.rows;
+  const FloatFormat out_f = FormatOf(c.dtype);
+  if (!out.y.empty()) {
+    StartOutput(j, Output::kY, out_f);
+    OutputAccumulator acc(&(*j)[Output::kY], opt.keep_elements);
     for (std::int64_t r = 0; r < rows; ++r) {
       for (std::int64_t i = 0; i < d; ++i) {
         const std::int64_t idx = r * d + i;
         const ExactValue& ev = ref.forward.y[idx];
         const ElementInput ein{ref.forward.xhat[idx], c.gamma.empty() ? 1.0 : c.gamma[i],
                                layer && !c.beta.empty() ? c.beta[i] : 0.0, ev.hi + ev.lo};
-        const double b = ForwardElementBound(model, ref.rows[r], rb[r], ein);
-        const double bt = typical ? ForwardElementBound(tmodel, ref.rows[r], rbt[r], ein) : kInf;
-        acc.Add(WithTypical(JudgeElement(idx, LoadAsDouble(y.data(), c.dtype, idx), ev, b, out_f,
-                                         in_range[r], undefined[r]),
-                            bt, tier));
-      }
-    }
-  }
-  if (layer) {
-    StartOutput(&j, Output::kMean, kBinary32);
-    OutputAccumulator acc(&j[Output::kMean], opt.keep_elements);
-    for (std::int64_t r = 0; r < rows; ++r) {
-      acc.Add(WithTypical(JudgeElement(r, mean[r], ref.forward.mean[r], rb[r].mean, kBinary32,
-                                       in_range[r], undefined[r]),
-                          typical ? rbt[r].mean : kInf, tier));
-    }
-  }
-  {
-    StartOutput(&j, Output::kRstd, kBinary32);
-    OutputAccumulator acc(&j[Output::kRstd], opt.keep_elements);
-    for (std::int64_t r = 0; r < rows; ++r) {
-      acc.Add(WithTypical(JudgeElement(r, rstd[r], ref.forward.rstd[r], rb[r].rstd, kBinary32,
-                                       in_range[r], undefined[r]),
-                          typical ? rbt[r].rstd : kInf, tier));
-    }
-  }
-
-  // ---- Backward, from this kernel's own mean/rstd ----
-  if (!c.dy.empty() && impl.backward != nullptr && ref.backward) {
-    const auto dy = ToBuffer(c.dy, c.dtype);
-    auto dx = UnwrittenBuffer(n, c.dtype);
-    auto dgamma = UnwrittenBuffer(d, c.param_dtype);
-    auto dbeta = layer ? UnwrittenBuffer(d, c.param_dtype) : std::vector<unsigned char>{};
-    BackwardArgs ba{};
-    ba.rows = rows;
-    ba.d = d;
-    ba.x = x.data();
-    ba.gamma = DataOrNull(gamma);
-    ba.dy = dy.data();
-    ba.mean = layer ? mean.data() : nullptr;
-    ba.rstd = rstd.data();
-    ba.eps = static_cast<float>(c.eps);
-    ba.dx = dx.data();
-    ba.dgamma = dgamma.data();
-    ba.dbeta = layer ? dbeta.data() : nullptr;
-    if (!CallKernel(impl, ba, opt, &j)) {
-      const Verdict call = j.verdict;
-      Finish(&j);
-      j.verdict = std::max(j.verdict, call);
-      return j;
-    }
-    const OracleBackwardResult& bw = *ref.backward;
-    std::vector<BackwardRowBound> bb, bbt;
-    for (std::int64_t r = 0; r < rows; ++r) {
-      bb.push_back(BackwardRowBoundFor(model, ref.rows[r], rb[r], ref.backward_rows[r]));
-      if (typical) {
-        bbt.push_back(BackwardRowBoundFor(tmodel, ref.rows[r], rbt[r], ref.backward_rows[r]));
-      }
-    }
-    // The backward's claimed range (ImplInfo::max_backward_weight): each
-    // row's weight sum |dy gamma| (1 + |xhat|) and each column's weight
-    // sum |dy| (1 + |xhat|), from the inputs and the exact xhat. (NaN for a
-    // row holding NaN: it stays in range, under the NaN contract.)
-    std::vector<bool> bw_in_range(in_range);
-    std::vector<double> col_weight(static_cast<std::size_t>(d), 0.0);
-    for (std::int64_t r = 0; r < rows; ++r) {
-      double w = 0.0;
-      for (std::int64_t i = 0; i < d; ++i) {
-        const std::int64_t idx = r * d + i;
-        const double spread = 1.0 + std::fabs(ref.forward.xhat[idx]);
-        const double ady = std::fabs(c.dy[idx]);
-        w += ady * std::fabs(c.gamma.empty() ? 1.0 : c.gamma[i]) * spread;
-        col_weight[i] += ady * spread;
-      }
-      if (w > impl.max_backward_weight) bw_in_range[r] = false;
-    }
-    StartOutput(&j, Output::kDx, out_f);
-    {
-      OutputAccumulator acc(&j[Output::kDx], opt.keep_elements);
-      for (std::int64_t r = 0; r < rows; ++r) {
-        for (std::int64_t i = 0; i < d; ++i) {
-          const std::int64_t idx = r * d + i;
-          const ExactValue& ev = bw.dx[idx];
-          const double g = c.dy[idx] * (c.gamma.empty() ? 1.0 : c.gamma[i]);
-          const DxElementInput ein{ref.forward.xhat[idx], g, ev.hi + ev.lo};
-          const double b = DxElementBound(model, ref.rows[r], ref.backward_rows[r], bb[r], ein);
-          const double bt =
-              typical ? DxElementBound(tmodel, ref.rows[r], ref.backward_rows[r], bbt[r], ein)
-                      : kInf;
-          acc.Add(WithTypical(JudgeElement(idx, LoadAsDouble(dx.data(), c.dtype, idx), ev, b, out_f,
-                                           bw_in_range[r], undefined[r]),
-                              bt, tier));
-        }
-      }
-    }
-    // A column sums every row: it is in range only when every row is.
-    const bool all_in_range = j.rows_out_of_range == 0;
-    std::vector<ColumnInput> cols(static_cast<std::size_t>(d));
-    std::vector<double> typical_xhat_err(typical ? static_cast<std::size_t>(d) : 0);
-    for (std::int64_t i = 0; i < d; ++i) {
-      ColumnInput& col = cols[i];
-      col.rows = rows;
-      for (std::int64_t r = 0; r < rows; ++r) {
-        const std::int64_t idx = r * d + i;
-        const double ady = std::fabs(c.dy[idx]);
-        col.sum_abs_dy += ady;
-        // A row holding NaN or +-inf adds dy (+-0) exactly to the dgamma
-        // columns of its finite elements (RMSNorm: r = 0 there) and NaN to
-        // the others, whose exact value is then NaN: the other rows bound
-        // the column. (dbeta = sum dy takes every row.)
-        if (!ref.forward.stats[r].finite) continue;
-        const double xh = ref.forward.xhat[idx];
-        col.sum_abs_dy_xhat += ady * std::fabs(xh);
-        col.sum_abs_dy_xhat_err += ady * XhatError(bb[r], xh);
-        if (typical) typical_xhat_err[i] += ady * XhatError(bbt[r], xh);
-      }
-    }
-    // The same column under the statistical tier's model.
-    const auto typical_col = [&](std::int64_t i) {
-      ColumnInput col = cols[i];
-      col.sum_abs_dy_xhat_err = typical_xhat_err[i];
-      return col;
-    };
-    StartOutput(&j, Output::kDgamma, param_f);
-    {
-      OutputAccumulator acc(&j[Output::kDgamma], opt.keep_elements);
-      for (std::int64_t i = 0; i < d; ++i) {
-        const ExactValue& ev = bw.dgamma[i];
-        cols[i].dgamma = ev.hi + ev.lo;
+        const double b = ForwardElementBound(x.model, ref.rows[r], x.rb[r], ein);
+        const double bt =
+            x.typical ? ForwardElementBound(x.tmodel, ref.rows[r], x.rbt[r], ein) : kInf;
         acc.Add(
-            WithTypical(JudgeElement(i, LoadAsDouble(dgamma.data(), c.param_dtype, i), ev,
-                                     DgammaBound(model, cols[i]), param_f,
-                                     all_in_range && !(col_weight[i] > impl.max_backward_weight),
-                                     any_undefined),
-                        typical ? DgammaBound(tmodel, typical_col(i)) : kInf, tier));
-      }
-    }
-    if (layer) {
-      StartOutput(&j, Output::kDbeta, param_f);
-      OutputAccumulator acc(&j[Output::kDbeta], opt.keep_elements);
-      for (std::int64_t i = 0; i < d; ++i) {
-        const ExactValue& ev = bw.dbeta[i];
-        cols[i].dbeta = ev.hi + ev.lo;
-        // dbeta = sum dy involves neither x nor the statistics: a row outside
-        // the claimed range does not take its column out (only the weight does).
-        acc.Add(WithTypical(JudgeElement(i, LoadAsDouble(dbeta.data(), c.param_dtype, i), ev,
-                                         DbetaBound(model, cols[i]), param_f,
-                                         !(col_weight[i] > impl.max_backward_weight), false),
-                            typical ? DbetaBound(tmodel, typical_col(i)) : kInf, tier));
+            WithTypical(JudgeElement(idx, out.y[idx], ev, b, out_f, x.in_range[r], x.undefined[r]),
+                        bt, x.tier));
       }
     }
   }
+  // mean and rstd: one binary32 value per row.
+  const auto stat = [&](Output o, const std::vector<double>& k,
+                        const std::vector<ExactValue>& exact, double RowBound::*bound) {
+    StartOutput(j, o, kBinary32);
+    OutputAccumulator acc(&(*j)[o], opt.keep_elements);
+    for (std::int64_t r = 0; r < rows; ++r) {
+      acc.Add(WithTypical(
+          JudgeElement(r, k[r], exact[r], x.rb[r].*bound, kBinary32, x.in_range[r], x.undefined[r]),
+          x.typical ? x.rbt[r].*bound : kInf, x.tier));
+    }
+  };
+  if (layer && !out.mean.empty()) stat(Output::kMean, out.mean, ref.forward.mean, &RowBound::mean);
+  if (!out.rstd.empty()) stat(Output::kRstd, out.rstd, ref.forward.rstd, &RowBound::rstd);
+}
+
+// The backward's claimed range (ImplInfo::max_backward_weight): each row's
+// weight sum |dy gamma| (1 + |xhat|), and each column's weight
+// sum |dy| (1 + |xhat|), from the inputs and the exact xhat. (NaN for a row
+// holding NaN: it stays in range, under the NaN contract.)
+struct BackwardRange {
+  std::vector<bool> row_in_range;
+  std::vector<double> col_weight;
+};
+
+BackwardRange BackwardRangeOf(const ImplInfo& impl, const Case& c, const Reference& ref,
+                              const RowContext& x) {
+  const std::int64_t d = c.d;
+  BackwardRange br{x.in_range, std::vector<double>(static_cast<std::size_t>(d), 0.0)};
+  for (std::int64_t r = 0; r < c.rows; ++r) {
+    double w = 0.0;
+    for (std::int64_t i = 0; i < d; ++i) {
+      const std::int64_t idx = r * d + i;
+      const double spread = 1.0 + std::fabs(ref.forward.xhat[idx]);
+      const double ady = std::fabs(c.dy[idx]);
+      w += ady * std::fabs(c.gamma.empty() ? 1.0 : c.gamma[i]) * spread;
+      br.col_weight[i] += ady * spread;
+    }
+    if (w > impl.max_backward_weight) br.row_in_range[r] = false;
+  }
+  return br;
+}
+
+void JudgeDx(const Case& c, const Reference& ref, const RowContext& x, const BackwardRange& br,
+             const std::vector<BackwardRowBound>& bb, const std::vector<BackwardRowBound>& bbt,
+             const KernelOutputs& out, const JudgeOptions& opt, Judgement* j) {
+  const std::int64_t d = c.d;
+  const FloatFormat out_f = FormatOf(c.dtype);
+  StartOutput(j, Output::kDx, out_f);
+  OutputAccumulator acc(&(*j)[Output::kDx], opt.keep_elements);
+  for (std::int64_t r = 0; r < c.rows; ++r) {
+    for (std::int64_t i = 0; i < d; ++i) {
+      const std::int64_t idx = r * d + i;
+      const ExactValue& ev = ref.backward->dx[idx];
+      const double g = c.dy[idx] * (c.gamma.empty() ? 1.0 : c.gamma[i]);
+      const DxElementInput ein{ref.forward.xhat[idx], g, ev.hi + ev.lo};
+      const double b = DxElementBound(x.model, ref.rows[r], ref.backward_rows[r], bb[r], ein);
+      const double bt =
+          x.typical ? DxElementBound(x.tmodel, ref.rows[r], ref.backward_rows[r], bbt[r], ein)
+                    : kInf;
+      acc.Add(WithTypical(
+          JudgeElement(idx, out.dx[idx], ev, b, out_f, br.row_in_range[r], x.undefined[r]), bt,
+          x.tier));
+    }
+  }
+}
+
+// The columns' inputs of the dgamma and dbeta bounds, under the claim's model
+// and (typical != nullptr) the statistical tier's.
+std::vector<ColumnInput> Columns(const Case& c, const Reference& ref,
+                                 const std::vector<BackwardRowBound>& bb,
+                                 std::vector<BackwardRowBound> const* bbt,
+                                 std::vector<double>* typical_xhat_err) {
+  const std::int64_t d = c.d;
+  std::vector<ColumnInput> cols(static_cast<std::size_t>(d));
+  if (bbt != nullptr) typical_xhat_err->assign(static_cast<std::size_t>(d), 0.0);
+  for (std::int64_t i = 0; i < d; ++i) {
+    ColumnInput& col = cols[i];
+    col.rows = c.rows;
+    for (std::int64_t r = 0; r < c.rows; ++r) {
+      const std::int64_t idx = r * d + i;
+      const double ady = std::fabs(c.dy[idx]);
+      col.sum_abs_dy += ady;
+      // A row holding NaN or +-inf adds dy (+-0) exactly to the dgamma
+      // columns of its finite elements (RMSNorm: r = 0 there) and NaN to
+      // the others, whose exact value is then NaN: the other rows bound
+      // the column. (dbeta = sum dy takes every row.)
+      if (!ref.forward.stats[r].finite) continue;
+      const double xh = ref.forward.xhat[idx];
+      col.sum_abs_dy_xhat += ady * std::fabs(xh);
+      col.sum_abs_dy_xhat_err += ady * XhatError(bb[r], xh);
+      if (bbt != nullptr) (*typical_xhat_err)[i] += ady * XhatError((*bbt)[r], xh);
+    }
+    col.dgamma = ref.backward->dgamma[i].hi + ref.backward->dgamma[i].lo;
+    if (c.norm == Norm::kLayerNorm)
+      col.dbeta = ref.backward->dbeta[i].hi + ref.backward->dbeta[i].lo;
+  }
+  return cols;
+}
+
+void JudgeParamGradients(const ImplInfo& impl, const Case& c, const Reference& ref,
+                         const RowContext& x, const BackwardRange& br,
+                         const std::vector<BackwardRowBound>& bb,
+                         const std::vector<BackwardRowBound>& bbt, const KernelOutputs& out,
+                         const JudgeOptions& opt, Judgement* j) {
+  const FloatFormat param_f = FormatOf(c.param_dtype);
+  std::vector<double> typical_xhat_err;
+  const std::vector<ColumnInput> cols =
+      Columns(c, ref, bb, x.typical ? &bbt : nullptr, &typical_xhat_err);
+  // The same column under the statistical tier's model.
+  const auto typical_col = [&](std::int64_t i) {
+    ColumnInput col = cols[i];
+    col.sum_abs_dy_xhat_err = typical_xhat_err[i];
+    return col;
+  };
+  // A column sums every row: it is in range only when every row is.
+  const bool all_in_range = j->rows_out_of_range == 0;
+  if (!out.dgamma.empty()) {
+    StartOutput(j, Output::kDgamma, param_f);
+    OutputAccumulator acc(&(*j)[Output::kDgamma], opt.keep_elements);
+    for (std::int64_t i = 0; i < c.d; ++i) {
+      const bool in = all_in_range && !(br.col_weight[i] > impl.max_backward_weight);
+      acc.Add(WithTypical(JudgeElement(i, out.dgamma[i], ref.backward->dgamma[i],
+                                       DgammaBound(x.model, cols[i]), param_f, in, x.any_undefined),
+                          x.typical ? DgammaBound(x.tmodel, typical_col(i)) : kInf, x.tier));
+    }
+  }
+  if (c.norm == Norm::kLayerNorm && !out.dbeta.empty()) {
+    StartOutput(j, Output::kDbeta, param_f);
+    OutputAccumulator acc(&(*j)[Output::kDbeta], opt.keep_elements);
+    for (std::int64_t i = 0; i < c.d; ++i) {
+      // dbeta = sum dy involves neither x nor the statistics: a row outside
+      // the claimed range does not take its column out (only the weight does).
+      const bool in = !(br.col_weight[i] > impl.max_backward_weight);
+      acc.Add(WithTypical(JudgeElement(i, out.dbeta[i], ref.backward->dbeta[i],
+                                       DbetaBound(x.model, cols[i]), param_f, in, false),
+                          x.typical ? DbetaBound(x.tmodel, typical_col(i)) : kInf, x.tier));
+    }
+  }
+}
+
+void JudgeBackwardOutputs(const ImplInfo& impl, const Case& c, const Reference& ref,
+                          const RowContext& x, const KernelOutputs& out, const JudgeOptions& opt,
+                          Judgement* j) {
+  std::vector<BackwardRowBound> bb, bbt;
+  for (std::int64_t r = 0; r < c.rows; ++r) {
+    bb.push_back(BackwardRowBoundFor(x.model, ref.rows[r], x.rb[r], ref.backward_rows[r]));
+    if (x.typical) {
+      bbt.push_back(BackwardRowBoundFor(x.tmodel, ref.rows[r], x.rbt[r], ref.backward_rows[r]));
+    }
+  }
+  const BackwardRange br = BackwardRangeOf(impl, c, ref, x);
+  if (!out.dx.empty()) JudgeDx(c, ref, x, br, bb, bbt, out, opt, j);
+  if (!out.dgamma.empty() || !out.dbeta.empty()) {
+    JudgeParamGradients(impl, c, ref, x, br, bb, bbt, out, opt, j);
+  }
+}
+
+std::string SizeError(const char* name, std::size_t got, std::int64_t want) {
+  if (got == 0 || static_cast<std::int64_t>(got) == want) return "";
+  return std::string(name) + " has " + std::to_string(got) + " values, expected " +
+         std::to_string(want) + " (or none)";
+}
+
+}  // namespace
+
+std::string CheckOutputsShape(const Case& c, const KernelOutputs& out) {
+  const bool layer = c.norm == Norm::kLayerNorm;
+  const bool backward = !c.dy.empty();
+  for (const std::string& e : {SizeError("y", out.y.size(), c.rows * c.d),
+                               SizeError("mean", out.mean.size(), layer ? c.rows : 0),
+                               SizeError("rstd", out.rstd.size(), c.rows),
+                               SizeError("dx", out.dx.size(), backward ? c.rows * c.d : 0),
+                               SizeError("dgamma", out.dgamma.size(), backward ? c.d : 0),
+                               SizeError("dbeta", out.dbeta.size(), backward && layer ? c.d : 0)}) {
+    if (!e.empty()) return e;
+  }
+  return "";
+}
+
+Judgement JudgeOutputs(const ImplInfo& claim, const Case& c, const Reference& ref,
+                       const KernelOutputs& out, const JudgeOptions& opt) {
+  assert(CheckOutputsShape(c, out).empty());
+  Judgement j;
+  for (Output o : kAllOutputs) j[o].output = o;
+  const RowContext x = MakeRowContext(claim, c, ref, opt, &j);
+  JudgeForwardOutputs(c, ref, x, out, opt, &j);
+  if (!c.dy.empty() && ref.backward) JudgeBackwardOutputs(claim, c, ref, x, out, opt, &j);
   Finish(&j);
+  return j;
+}
+
+Judgement JudgeWithReference(const ImplInfo& impl, const Case& c, const Reference& ref,
+                             const JudgeOptions& opt) {
+  assert(CheckCompatible(impl, c).empty());
+  Judgement j;
+  for (Output o : kAllOutputs) j[o].output = o;
+  KernelOutputs out;
+  if (!RunForward(impl, c, opt, &out, &j)) return j;
+  // The backward runs from this kernel's own mean/rstd.
+  Judgement call;
+  const bool backward_ok = c.dy.empty() || impl.backward == nullptr || !ref.backward ||
+                           RunBackward(impl, c, opt, &out, &call);
+  j = JudgeOutputs(impl, c, ref, out, opt);
+  if (!backward_ok) {
+    j.verdict = std::max(j.verdict, call.verdict);
+    j.message = call.message;
+  }
   return j;
 }
 

@@ -185,6 +185,26 @@ Judgement Judge(const ImplInfo& impl, const Case& c, const JudgeOptions& opt = {
 Judgement JudgeWithReference(const ImplInfo& impl, const Case& c, const Reference& ref,
                              const JudgeOptions& opt = {});
 
+// What a kernel wrote for a case, each value exactly a value of its output's
+// dtype (binary32 for mean and rstd); an empty vector: the output was not
+// produced, and is not judged. What JudgeWithReference gets by running a
+// kernel, and what the Python module gets from arrays a kernel already wrote.
+struct KernelOutputs {
+  std::vector<double> y, mean, rstd;      // rows * d, rows (LayerNorm only), rows
+  std::vector<double> dx, dgamma, dbeta;  // rows * d, d, d (LayerNorm only); need the case's dy
+};
+
+// "" when every output of `out` is empty or has the size the case gives it,
+// else which one does not.
+std::string CheckOutputsShape(const Case& c, const KernelOutputs& out);
+
+// Judges outputs a kernel with the claim of `claim` (its norm, dtypes,
+// algorithm, reduction, accumulation and valid range) wrote for c; its
+// forward and backward are not called. Requires CheckOutputsShape(c, out)
+// == "". The backward's outputs are judged where the case has dy.
+Judgement JudgeOutputs(const ImplInfo& claim, const Case& c, const Reference& ref,
+                       const KernelOutputs& out, const JudgeOptions& opt = {});
+
 // "" when each output holds a claim on all but kMaxUnclaimedFraction
 // (harness/bounds.h) of its elements on the random-data families, given per
 // output (indexed by Output) the elements judged there and those judged

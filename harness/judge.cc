@@ -54,13 +54,14 @@ class OutputAccumulator {
       o.max_bound_use = std::max(o.max_bound_use, e.bound_use);
     }
     // The worst element: highest severity, then largest bound use, then ulps.
-    const bool worse = !o.worst || Severity(e.verdict) > Severity(worst_.verdict) ||
-                       (Severity(e.verdict) == Severity(worst_.verdict) &&
-                        (e.bound_use > worst_.bound_use ||
-                         (e.bound_use == worst_.bound_use && e.ulps > worst_.ulps)));
+    const ElementResult& w = o.worst_element;
+    const bool worse =
+        !o.worst || Severity(e.verdict) > Severity(w.verdict) ||
+        (Severity(e.verdict) == Severity(w.verdict) &&
+         (e.bound_use > w.bound_use || (e.bound_use == w.bound_use && e.ulps > w.ulps)));
     if (worse) {
       o.worst = e.index;
-      worst_ = e;
+      o.worst_element = e;
       o.verdict = std::max(o.verdict, e.verdict);
     }
     if (keep_) o.elements.push_back(e);
@@ -69,7 +70,6 @@ class OutputAccumulator {
  private:
   OutputResult* out_;
   bool keep_;
-  ElementResult worst_;
 };
 
 // Calls the forward or backward, directly or through opt.runner. Returns

@@ -113,6 +113,7 @@ struct OutputResult {
   double max_ulp = 0.0;    // over finite, decided, in-range elements
   double max_bound_use = 0.0;
   std::optional<std::int64_t> worst;  // the element that decides the verdict, or max bound use
+  ElementResult worst_element;        // that element, when `worst` is set
   Verdict verdict = Verdict::kPass;
   std::int64_t unclaimed = 0;  // elements in the claimed range whose bound is +inf
   std::int64_t undecided = 0;

@@ -230,7 +230,6 @@ CheckResult RunCheck(const CheckOptions& opt, std::ostream& out) {
   std::vector<bool> any_failure(impls.size(), false);
   for (const PlannedRun& run : plan) {
     if (!GlobMatch(opt.families_glob, run.family)) continue;
-    const Family* fam = FindFamily(run.family);
     for (const std::vector<std::size_t>& members : groups) {
       Case c = PlannedCase(run, FamilyParamsFor(*impls[members.front()]), opt.seed);
       const Reference ref = ComputeReference(c);

@@ -7,13 +7,16 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstddef>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <set>
+#include <string>
 #include <string_view>
 #include <thread>
+#include <tuple>
 #include <type_traits>
 
 #include "impls/plugin/lnv_plugin.h"
@@ -40,6 +43,59 @@ std::int64_t RawEnum(const Enum& field) {
   Int v;
   std::memcpy(&v, &field, sizeof v);
   return static_cast<std::int64_t>(v);
+}
+
+// sizeof(lnv_kernel) in ABI 1.0: everything before the 1.1 claim fields. A
+// plugin built against 1.0 has this struct_size and keeps the generic claim.
+constexpr std::size_t kKernelSize10 = offsetof(lnv_kernel, algorithm);
+
+// The 1.1 claim fields of k into info, when struct_size covers them; "" or
+// why they are not a valid claim.
+std::string ReadClaim(const lnv_kernel& k, std::uint32_t stride, ImplInfo* info) {
+  info->algorithm = Algorithm::kUnknown;
+  info->reduction = Reduction::kSerial;
+  if (stride < sizeof(lnv_kernel)) return "";  // ABI 1.0: the generic claim
+  const bool layer = info->norm == Norm::kLayerNorm;
+  switch (RawEnum(k.algorithm)) {
+    case LNV_ALGO_UNKNOWN:
+      break;
+    case LNV_ALGO_TWO_PASS:
+      if (!layer) return "algorithm TWO_PASS is LayerNorm's (RMSNorm: SUM_OF_SQUARES)";
+      info->algorithm = Algorithm::kTwoPass;
+      break;
+    case LNV_ALGO_WELFORD:
+      if (!layer) return "algorithm WELFORD is LayerNorm's (RMSNorm: SUM_OF_SQUARES)";
+      info->algorithm = Algorithm::kWelford;
+      break;
+    case LNV_ALGO_KAHAN:
+      info->algorithm = Algorithm::kKahanTwoPass;
+      break;
+    case LNV_ALGO_SUM_OF_SQUARES:
+      if (layer) return "algorithm SUM_OF_SQUARES is RMSNorm's (LayerNorm: TWO_PASS or WELFORD)";
+      info->algorithm = Algorithm::kSumOfSquares;
+      break;
+    default:
+      return "unknown algorithm " + std::to_string(RawEnum(k.algorithm));
+  }
+  const std::int64_t reduction = RawEnum(k.reduction);
+  if (reduction == LNV_REDUCTION_TREE) {
+    if (k.chunk < 1) return "reduction TREE needs chunk >= 1, got " + std::to_string(k.chunk);
+    info->reduction = Reduction::kTree;
+    info->chunk = k.chunk;
+  } else if (reduction != LNV_REDUCTION_SERIAL) {
+    return "unknown reduction " + std::to_string(reduction);
+  } else if (k.chunk != 0) {
+    return "chunk is " + std::to_string(k.chunk) + " with reduction SERIAL (0 expected)";
+  }
+  // 0 means no limit; a NaN or negative limit is a bug in the plugin.
+  for (const auto& [value, field, name] :
+       {std::tuple{k.max_row_sumsq, &info->max_row_sumsq, "max_row_sumsq"},
+        std::tuple{k.max_backward_weight, &info->max_backward_weight, "max_backward_weight"}}) {
+    if (!(value >= 0)) return std::string(name) + " is " + std::to_string(value) + " (0: no limit)";
+    if (value > 0) *field = value;
+  }
+  info->bound_algorithm = info->algorithm;
+  return "";
 }
 
 bool ValidName(const char* name) {
@@ -101,7 +157,7 @@ int ProbeInChild(const std::string& path) {
   }
   const auto* base = reinterpret_cast<const unsigned char*>(p->kernels);
   const std::uint32_t stride = p->kernels[0].struct_size;
-  if (stride < sizeof(lnv_kernel)) return 0;
+  if (stride < kKernelSize10) return 0;
   volatile std::size_t sink = 0;  // touch every name: a wild pointer faults here
   for (std::int32_t i = 0; i < p->count; ++i) {
     const auto* k =
@@ -206,9 +262,9 @@ void LoadOne(const std::string& path, std::set<std::string>* names, PluginLoad* 
   }
   // Kernels are laid out with the plugin's own struct size (checked first).
   const std::uint32_t stride = plugin->kernels[0].struct_size;
-  if (stride < sizeof(lnv_kernel)) {
-    return fail("lnv_kernel.struct_size is " + std::to_string(stride) + ", less than this host's " +
-                std::to_string(sizeof(lnv_kernel)) + " (set it to sizeof(lnv_kernel))");
+  if (stride < kKernelSize10) {
+    return fail("lnv_kernel.struct_size is " + std::to_string(stride) + ", less than ABI 1.0's " +
+                std::to_string(kKernelSize10) + " (set it to sizeof(lnv_kernel))");
   }
   const std::string stem = Stem(path);
   const auto* base = reinterpret_cast<const unsigned char*>(plugin->kernels);
@@ -246,9 +302,12 @@ void LoadOne(const std::string& path, std::set<std::string>* names, PluginLoad* 
     info.x_dtype = static_cast<DType>(x_dtype);
     info.param_dtype = static_cast<DType>(param_dtype);
     info.acc_dtype = static_cast<DType>(acc_dtype);
-    info.algorithm = Algorithm::kUnknown;
     info.bound_algorithm = Algorithm::kUnknown;
-    info.reduction = Reduction::kSerial;
+    if (const std::string bad = ReadClaim(*k, stride, &info); !bad.empty()) {
+      names->erase(info.name);
+      fail(where + " (" + k->name + "): " + bad);
+      continue;
+    }
     info.status = ImplStatus::kClaimsBound;
     info.forward = k->forward;
     info.backward = k->backward;

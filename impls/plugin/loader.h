@@ -3,9 +3,12 @@
 // kernel list from ImplsWithPlugins(): the built-in registry plus the
 // plugins named by LNV_PLUGINS (colon-separated) and by --plugin.
 // A plugin kernel appears as "plugin:<file stem>/<name>" (a leading "lib" is
-// dropped from the stem), status claims_bound, held to the generic bound of
-// its accumulation dtype (Algorithm::kUnknown: the loosest stable model,
-// serial, k = d - 1) over the full finite input range.
+// dropped from the stem), status claims_bound. An ABI 1.0 kernel, or a 1.1
+// kernel whose claim fields are zero, is held to the generic bound of its
+// accumulation dtype (Algorithm::kUnknown: the loosest stable model, serial,
+// k = d - 1) over the full finite input range; a 1.1 kernel that states an
+// algorithm, reduction (and chunk) and valid range is held to exactly what a
+// built-in kernel with that claim is held to.
 //
 // What is checked, each with a one-line error naming the plugin:
 //   * the library loads (dlopen RTLD_NOW | RTLD_LOCAL: unresolved symbols
@@ -14,8 +17,10 @@
 //   * it exports lnv_plugin_get with C linkage, which returns non-NULL for
 //     this host's LNV_PLUGIN_ABI_MAJOR;
 //   * abi_major is this host's, struct_size is at least this host's
-//     sizeof(lnv_plugin) and sizeof(lnv_kernel) (a newer minor version may
-//     append fields; an older, shorter struct is refused);
+//     sizeof(lnv_plugin) and ABI 1.0's sizeof(lnv_kernel) (a newer minor
+//     version may append fields; a struct shorter than 1.0's is refused);
+//   * a 1.1 claim names an algorithm of the kernel's norm, a reduction (TREE
+//     with chunk >= 1, SERIAL with chunk 0) and limits that are >= 0;
 //   * count > 0 with a non-NULL kernels array;
 //   * every kernel has a printable name without spaces, a forward, a known
 //     norm and dtypes; a name already taken (by the registry, an earlier

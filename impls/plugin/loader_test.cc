@@ -32,7 +32,7 @@ std::filesystem::path TempDir(const std::string& name) {
   return dir;
 }
 
-TEST(PluginLoader, TheExamplePluginLoadsAsTwoClaimsBoundKernelsUnderTheGenericBound) {
+TEST(PluginLoader, TheExamplePluginLoadsAsTwoClaimsBoundKernelsWithTheClaimItStates) {
   const PluginLoad load = LoadPlugins({LNV_EXAMPLE_PLUGIN});
   EXPECT_TRUE(load.errors.empty()) << load.errors.front();
   ASSERT_EQ(Names(load), (std::vector<std::string>{"plugin:lnv_example/f32/layer_norm/c",
@@ -40,14 +40,51 @@ TEST(PluginLoader, TheExamplePluginLoadsAsTwoClaimsBoundKernelsUnderTheGenericBo
   for (const ImplInfo& i : load.impls) {
     EXPECT_TRUE(IsPluginImpl(i));
     EXPECT_EQ(i.status, ImplStatus::kClaimsBound);
-    EXPECT_EQ(i.bound_algorithm, Algorithm::kUnknown);
     EXPECT_EQ(i.reduction, Reduction::kSerial);
     EXPECT_EQ(i.acc_dtype, DType::kF32);
     EXPECT_EQ(i.max_row_sumsq, std::numeric_limits<double>::infinity());
+    EXPECT_EQ(i.max_backward_weight, std::numeric_limits<double>::infinity());
     EXPECT_NE(i.forward, nullptr);
     EXPECT_NE(i.backward, nullptr);
   }
+  EXPECT_EQ(load.impls[0].bound_algorithm, Algorithm::kTwoPass);
   EXPECT_EQ(load.impls[1].norm, Norm::kRmsNorm);
+  EXPECT_EQ(load.impls[1].bound_algorithm, Algorithm::kSumOfSquares);
+}
+
+TEST(PluginLoader, AnAbi10KernelTableLoadsUnderTheGenericClaim) {
+  const PluginLoad load = LoadPlugins({LNV_TEST_PLUGIN_ABI_1_0});
+  EXPECT_TRUE(load.errors.empty()) << load.errors.front();
+  ASSERT_EQ(Names(load), std::vector<std::string>{"plugin:lnv_abi_abi_1_0/f32/old/test"});
+  const ImplInfo& i = load.impls[0];
+  // The 1.1 fields past its struct_size are not read.
+  EXPECT_EQ(i.bound_algorithm, Algorithm::kUnknown);
+  EXPECT_EQ(i.reduction, Reduction::kSerial);
+  EXPECT_EQ(i.max_row_sumsq, std::numeric_limits<double>::infinity());
+  EXPECT_EQ(i.max_backward_weight, std::numeric_limits<double>::infinity());
+}
+
+TEST(PluginLoader, InvalidClaimsAreRefusedKernelByKernel) {
+  const PluginLoad load = LoadPlugins({LNV_TEST_PLUGIN_BAD_CLAIMS});
+  ASSERT_EQ(Names(load),
+            std::vector<std::string>{"plugin:lnv_abi_bad_claims/f32/welford_tree/test"});
+  const ImplInfo& i = load.impls[0];
+  EXPECT_EQ(i.bound_algorithm, Algorithm::kWelford);
+  EXPECT_EQ(i.reduction, Reduction::kTree);
+  EXPECT_EQ(i.chunk, 16);
+  EXPECT_EQ(i.max_row_sumsq, 1e30);
+  EXPECT_EQ(i.max_backward_weight, 1e20);
+  const std::vector<std::string> why = {
+      "kernel 0 (f32/rms_algo/test): algorithm SUM_OF_SQUARES is RMSNorm's",
+      "kernel 1 (f32/algo_9/test): unknown algorithm 9",
+      "kernel 2 (f32/tree_no_chunk/test): reduction TREE needs chunk >= 1, got 0",
+      "kernel 3 (f32/serial_chunk/test): chunk is 8 with reduction SERIAL",
+      "kernel 4 (f32/nan_range/test): max_row_sumsq is nan",
+      "kernel 5 (f32/negative_weight/test): max_backward_weight is -1"};
+  ASSERT_EQ(load.errors.size(), why.size());
+  for (std::size_t k = 0; k < why.size(); ++k) {
+    EXPECT_NE(load.errors[k].find(why[k]), std::string::npos) << load.errors[k];
+  }
 }
 
 TEST(PluginLoader, AWellFormedTestPluginLoadsSoTheRefusalsBelowAreNotVacuous) {

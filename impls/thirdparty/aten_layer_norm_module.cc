@@ -129,12 +129,13 @@ int Backward(const lnv_backward_args* a) {
   return 0;
 }
 
-// Names are the registry names the loader (aten_layer_norm.cc) looks up.
+// Names are the registry names the loader (aten_layer_norm.cc) looks up; the
+// claim fields stay generic: the registry states what observed kernels are held to.
 const lnv_kernel kKernels[] = {
     {sizeof(lnv_kernel), "f32/native_layer_norm/aten", LNV_LAYER_NORM, LNV_F32, LNV_F32, LNV_F32,
-     &Forward<LNV_F32>, &Backward<LNV_F32>},
+     &Forward<LNV_F32>, &Backward<LNV_F32>, LNV_ALGO_UNKNOWN, LNV_REDUCTION_SERIAL, 0, 0.0, 0.0},
     {sizeof(lnv_kernel), "bf16/native_layer_norm/aten", LNV_LAYER_NORM, LNV_BF16, LNV_BF16, LNV_F32,
-     &Forward<LNV_BF16>, &Backward<LNV_BF16>},
+     &Forward<LNV_BF16>, &Backward<LNV_BF16>, LNV_ALGO_UNKNOWN, LNV_REDUCTION_SERIAL, 0, 0.0, 0.0},
 };
 
 const lnv_plugin kPlugin = {sizeof(lnv_plugin), LNV_PLUGIN_ABI_MAJOR, 0,

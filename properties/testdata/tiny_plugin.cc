@@ -104,7 +104,7 @@ int Backward(const lnv_backward_args* a) {
 
 const lnv_kernel kKernels[] = {
     {sizeof(lnv_kernel), "f32/two_pass_scaled", LNV_LAYER_NORM, LNV_F32, LNV_F32, LNV_F32, &Forward,
-     &Backward},
+     &Backward, LNV_ALGO_UNKNOWN, LNV_REDUCTION_SERIAL, 0, 0.0, 0.0},
 };
 
 const lnv_plugin kPlugin = {sizeof(lnv_plugin), LNV_PLUGIN_ABI_MAJOR, 0, 1, kKernels};

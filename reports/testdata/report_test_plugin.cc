@@ -45,11 +45,11 @@ int DropsTail(const lnv_forward_args* a) { return Forward(a, false, true); }
 
 const lnv_kernel kKernels[] = {
     {sizeof(lnv_kernel), "f32/two_pass_double/cpu", LNV_LAYER_NORM, LNV_F32, LNV_F32, LNV_F32,
-     &Good, nullptr},
+     &Good, nullptr, LNV_ALGO_UNKNOWN, LNV_REDUCTION_SERIAL, 0, 0.0, 0.0},
     {sizeof(lnv_kernel), "f32/mean_off_by_one/cpu", LNV_LAYER_NORM, LNV_F32, LNV_F32, LNV_F32,
-     &Broken, nullptr},
+     &Broken, nullptr, LNV_ALGO_UNKNOWN, LNV_REDUCTION_SERIAL, 0, 0.0, 0.0},
     {sizeof(lnv_kernel), "f32/drops_tail_past_65535/cpu", LNV_LAYER_NORM, LNV_F32, LNV_F32, LNV_F32,
-     &DropsTail, nullptr},
+     &DropsTail, nullptr, LNV_ALGO_UNKNOWN, LNV_REDUCTION_SERIAL, 0, 0.0, 0.0},
 };
 const lnv_plugin kPlugin = {sizeof(lnv_plugin), LNV_PLUGIN_ABI_MAJOR, 0, 3, kKernels};
 

@@ -12,9 +12,12 @@
  *   (instead of reading the float mean/rstd, which lose bits at the ends of
  *   the float range) and accumulates its sums, dgamma and dbeta in double.
  * Accumulation: f32 for the row statistics, declared as acc_dtype LNV_F32.
- * Bound: as a plugin it is held to the generic bound for fp32 accumulation
- *   (the loosest of two-pass and Welford, serial, k = d - 1), which the
- *   two-pass sums meet.
+ * Bound: the two-pass bound (RMSNorm: sum of squares) of fp32 accumulation,
+ *   serial, k = d - 1, which it states through the ABI 1.1 claim fields
+ *   (algorithm, reduction, valid range) exactly as a built-in kernel states
+ *   its claim in the registry. A plugin that leaves those fields zero (or an
+ *   ABI 1.0 plugin) is held to the generic bound of its accumulation dtype,
+ *   the loosest of two-pass and Welford.
  * Valid range: every finite input. Each row is first scaled by the power of
  *   two 2^-e that brings max|x_i| into [0.5, 1) (exact, short of elements
  *   some 2^126 times smaller than the row's largest, whose lost bits are far
@@ -164,14 +167,17 @@ static int LayerNormBackward(const lnv_backward_args* a) { return Backward(a, 1)
 static int RmsNormForward(const lnv_forward_args* a) { return Forward(a, 0); }
 static int RmsNormBackward(const lnv_backward_args* a) { return Backward(a, 0); }
 
+/* The claim: algorithm, reduction, chunk (0: serial), and the valid range
+ * (0, 0: every finite input, since rows are rescaled; no backward limit, since
+ * the backward sums in double). */
 static const lnv_kernel kKernels[] = {
     {sizeof(lnv_kernel), "f32/layer_norm/c", LNV_LAYER_NORM, LNV_F32, LNV_F32, LNV_F32,
-     LayerNormForward, LayerNormBackward},
+     LayerNormForward, LayerNormBackward, LNV_ALGO_TWO_PASS, LNV_REDUCTION_SERIAL, 0, 0.0, 0.0},
     {sizeof(lnv_kernel), "f32/rms_norm/c", LNV_RMS_NORM, LNV_F32, LNV_F32, LNV_F32, RmsNormForward,
-     RmsNormBackward},
+     RmsNormBackward, LNV_ALGO_SUM_OF_SQUARES, LNV_REDUCTION_SERIAL, 0, 0.0, 0.0},
 };
 
-static const lnv_plugin kPlugin = {sizeof(lnv_plugin), LNV_PLUGIN_ABI_MAJOR, 0,
+static const lnv_plugin kPlugin = {sizeof(lnv_plugin), LNV_PLUGIN_ABI_MAJOR, LNV_PLUGIN_ABI_MINOR,
                                    (int32_t)(sizeof kKernels / sizeof kKernels[0]), kKernels};
 
 const lnv_plugin* lnv_plugin_get(uint32_t host_abi_major) {

@@ -1,6 +1,8 @@
 /* Test plugins that break the plugin ABI, one way each: built once per
  * variant with -DLNV_VARIANT_<NAME> (impls/plugin/CMakeLists.txt). The loader
  * must refuse each with a clear one-line error (impls/plugin/loader_test.cc). */
+#include <math.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
 
@@ -13,8 +15,11 @@ static int Forward(const lnv_forward_args* a) {
   return 0;
 }
 
-#define KERNEL(name, fwd) \
-  { sizeof(lnv_kernel), name, LNV_LAYER_NORM, LNV_F32, LNV_F32, LNV_F32, fwd, NULL }
+#define KERNEL(name, fwd)                                                           \
+  {                                                                                 \
+    sizeof(lnv_kernel), name, LNV_LAYER_NORM, LNV_F32, LNV_F32, LNV_F32, fwd, NULL, \
+        LNV_ALGO_UNKNOWN, LNV_REDUCTION_SERIAL, 0, 0.0, 0.0                         \
+  }
 
 #if defined(LNV_VARIANT_DUPLICATE_NAMES)
 UNUSED static const lnv_kernel kKernels[] = {KERNEL("f32/twin/test", Forward),
@@ -28,6 +33,28 @@ UNUSED static const lnv_kernel kKernels[] = {
     {sizeof(lnv_kernel), "f32/bad_dtype/test", LNV_LAYER_NORM, (lnv_dtype)9, LNV_F32, LNV_F32,
      Forward, NULL},
     KERNEL("f32/good/test", Forward)};
+#elif defined(LNV_VARIANT_BAD_CLAIMS)
+/* ABI 1.1 claims that are not valid, each refused; the last one is fine. */
+#define CLAIM(name, algo, red, chunk, sumsq, weight)                                               \
+  {                                                                                                \
+    sizeof(lnv_kernel), name, LNV_LAYER_NORM, LNV_F32, LNV_F32, LNV_F32, Forward, NULL, algo, red, \
+        chunk, sumsq, weight                                                                       \
+  }
+UNUSED static const lnv_kernel kKernels[] = {
+    CLAIM("f32/rms_algo/test", LNV_ALGO_SUM_OF_SQUARES, LNV_REDUCTION_SERIAL, 0, 0.0, 0.0),
+    CLAIM("f32/algo_9/test", (lnv_algorithm)9, LNV_REDUCTION_SERIAL, 0, 0.0, 0.0),
+    CLAIM("f32/tree_no_chunk/test", LNV_ALGO_TWO_PASS, LNV_REDUCTION_TREE, 0, 0.0, 0.0),
+    CLAIM("f32/serial_chunk/test", LNV_ALGO_TWO_PASS, LNV_REDUCTION_SERIAL, 8, 0.0, 0.0),
+    CLAIM("f32/nan_range/test", LNV_ALGO_TWO_PASS, LNV_REDUCTION_SERIAL, 0, NAN, 0.0),
+    CLAIM("f32/negative_weight/test", LNV_ALGO_WELFORD, LNV_REDUCTION_SERIAL, 0, 0.0, -1.0),
+    CLAIM("f32/welford_tree/test", LNV_ALGO_WELFORD, LNV_REDUCTION_TREE, 16, 1e30, 1e20)};
+#elif defined(LNV_VARIANT_ABI_1_0)
+/* A kernel table as an ABI 1.0 plugin lays it out: struct_size ends before
+ * the 1.1 claim fields (whatever follows in memory is not read). It loads,
+ * under the generic claim. */
+UNUSED static const lnv_kernel kKernels[] = {
+    {offsetof(lnv_kernel, algorithm), "f32/old/test", LNV_LAYER_NORM, LNV_F32, LNV_F32, LNV_F32,
+     Forward, NULL, LNV_ALGO_TWO_PASS, LNV_REDUCTION_TREE, 8, 1.0, 1.0}};
 #elif defined(LNV_VARIANT_SMALL_KERNEL_STRUCT)
 UNUSED static const lnv_kernel kKernels[] = {
     {16, "f32/small/test", LNV_LAYER_NORM, LNV_F32, LNV_F32, LNV_F32, Forward, NULL}};

@@ -207,3 +207,40 @@ def test_every_bad_input_raises_with_the_argument_named():
         lnverify.cases("layer", "f32", budget="huge")
     with pytest.raises(ValueError, match="lnv-case"):
         lnverify.read_case(__file__)
+
+
+# ---- other array forms ----
+
+class DLPackOnly:
+    """An array reachable only through the DLPack protocol."""
+
+    def __init__(self, a):
+        self._a = a
+
+    def __dlpack__(self, stream=None):
+        return self._a.__dlpack__()
+
+    def __dlpack_device__(self):
+        return self._a.__dlpack_device__()
+
+
+class ArrayOnly:
+    """An array reachable only through __array__."""
+
+    def __init__(self, a):
+        self._a = a
+
+    def __array__(self, dtype=None):
+        return self._a
+
+
+def test_dlpack_and_array_protocol_inputs_are_taken():
+    x, gamma, beta, _ = inputs()
+    y = f32(layer_norm_f64(x, gamma, beta, EPS)[0])
+    r = lnverify.judge_forward(DLPackOnly(x), ArrayOnly(gamma), DLPackOnly(beta), EPS,
+                               ArrayOnly(y), algorithm="two_pass")
+    assert r.passed and r.outputs["y"]["count"] == x.size
+    wrong = y.copy()
+    wrong[0, 0] += 1
+    assert lnverify.judge_forward(DLPackOnly(x), gamma, beta, EPS,
+                                  DLPackOnly(wrong)).verdict == "bound_exceeded"

@@ -12,8 +12,8 @@
 #include <cstdint>
 #include <vector>
 
+#include "harness/formats.h"  // FloatFormat, ExactValue, RoundToFormat (the oracle's types)
 #include "harness/judge.h"
-#include "oracle/oracle.h"
 
 namespace lnv::fuzz {
 

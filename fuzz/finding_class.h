@@ -26,8 +26,8 @@
 #include <optional>
 #include <string>
 
+#include "harness/formats.h"  // FloatFormat, ExactValue, RoundToFormat (the oracle's types)
 #include "harness/judge.h"
-#include "oracle/oracle.h"
 
 namespace lnv::fuzz {
 

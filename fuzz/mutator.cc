@@ -7,7 +7,6 @@
 #include <vector>
 
 #include "harness/formats.h"
-#include "oracle/oracle.h"
 
 namespace lnv::fuzz {
 namespace {

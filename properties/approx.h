@@ -21,7 +21,7 @@
 #include <cmath>
 #include <limits>
 
-#include "oracle/oracle.h"
+#include "harness/formats.h"  // FloatFormat, ExactValue, RoundToFormat (the oracle's types)
 
 namespace lnv::props {
 

@@ -28,9 +28,9 @@
 #include <vector>
 
 #include "harness/case_file.h"
+#include "harness/formats.h"  // FloatFormat, ExactValue, RoundToFormat (the oracle's types)
 #include "impls/api.h"
 #include "impls/registry.h"
-#include "oracle/oracle.h"
 
 namespace lnv {
 

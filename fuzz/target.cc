@@ -13,6 +13,7 @@
 #include <sstream>
 
 #include "fuzz/finding_class.h"
+#include "harness/driver.h"
 #include "harness/families.h"
 #include "harness/formats.h"
 #include "impls/plugin/loader.h"
@@ -21,6 +22,10 @@ namespace lnv::fuzz {
 namespace {
 
 using Clock = std::chrono::steady_clock;
+
+// Seconds a plugin kernel call may take under LNV_FUZZ_ISOLATE before it is
+// killed and reported as timed out (as ln_check's default --timeout).
+constexpr double kIsolatedCallSeconds = 60;
 
 double Seconds(Clock::time_point a, Clock::time_point b) {
   return std::chrono::duration<double>(b - a).count();
@@ -95,9 +100,10 @@ std::string OutsideBaseline(const FuzzConfig& config, const ImplInfo& impl, cons
 
 // The judge's options for impl on c: the statistical tier where c is a
 // random-data family's case (fuzz_input.h, byte 8 bit 3), as in ln_check.
-JudgeOptions OptionsFor(const ImplInfo& impl, const Case& c) {
+JudgeOptions OptionsFor(const FuzzConfig& config, const ImplInfo& impl, const Case& c) {
   JudgeOptions jo;
   jo.typical = TypicalTierFor(impl, c.provenance.family, TypicalTier::kFail);
+  if (IsPluginImpl(impl)) jo.runner = config.isolator.get();  // nullptr: in this process
   return jo;
 }
 
@@ -107,9 +113,9 @@ JudgeOptions OptionsFor(const ImplInfo& impl, const Case& c) {
 bool RowStandsForInput(const FuzzConfig& config, const ImplInfo& impl, const Case& c,
                        const Reference& ref, const Judgement& whole, const Case& one) {
   if (impl.status != ImplStatus::kObserved)
-    return IsFailure(Judge(impl, one, OptionsFor(impl, one)).verdict);
+    return IsFailure(Judge(impl, one, OptionsFor(config, impl, one)).verdict);
   const Reference one_ref = ComputeReference(one);
-  const Judgement j1 = JudgeWithReference(impl, one, one_ref, OptionsFor(impl, one));
+  const Judgement j1 = JudgeWithReference(impl, one, one_ref, OptionsFor(config, impl, one));
   if (!IsFailure(j1.verdict)) return false;
   return OutsideBaseline(config, impl, c, ref, whole).empty() ==
          OutsideBaseline(config, impl, one, one_ref, j1).empty();
@@ -131,7 +137,7 @@ Finding KernelFinding(const FuzzConfig& config, const ImplInfo& impl, const Case
     Case one = SelectRows(c, {RowOfIndex(o, *j[o].worst, c.d)});
     if (RowStandsForInput(config, impl, c, ref, j, one)) w = std::move(one);
   }
-  JudgeOptions keep = OptionsFor(impl, w);
+  JudgeOptions keep = OptionsFor(config, impl, w);
   keep.keep_elements = true;
   const Judgement shown = Judge(impl, w, keep);
   o = DecidingOutput(shown);
@@ -401,6 +407,18 @@ std::string ConfigFromEnv(FuzzConfig* config) {
       !error.empty()) {
     return error;
   }
+  if (const char* v = std::getenv("LNV_FUZZ_ISOLATE"); v != nullptr && *v != '\0') {
+    if (std::string(v) != "0" && std::string(v) != "1") {
+      return "LNV_FUZZ_ISOLATE='" + std::string(v) + "' is not 0 or 1";
+    }
+    if (std::string(v) == "1") {
+      std::vector<const ImplInfo*> selected;
+      for (const ImplInfo& i : config->impls) selected.push_back(&i);
+      std::string error;
+      config->isolator = MakePluginIsolator(selected, kIsolatedCallSeconds, &error);
+      if (!error.empty()) return "LNV_FUZZ_ISOLATE: " + error;
+    }
+  }
   return LoadBaselines(DefaultBaselinesDir(), config);
 }
 
@@ -471,7 +489,7 @@ RunResult RunCase(const FuzzConfig& config, const Case& c,
       prewritten = WriteFindingCase(config, pre, &error);
     }
     t0 = Clock::now();
-    const JudgeOptions jo = OptionsFor(*impl, c);
+    const JudgeOptions jo = OptionsFor(config, *impl, c);
     const Judgement j = JudgeWithReference(*impl, c, ref, jo);
     res.stats.kernel_seconds += Seconds(t0, Clock::now());
     ++res.stats.kernels_judged;

@@ -21,6 +21,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <set>
 #include <string>
 #include <vector>
@@ -30,6 +31,7 @@
 #include "fuzz/known_findings.h"
 #include "harness/baseline.h"
 #include "harness/case_file.h"
+#include "harness/isolate.h"
 #include "harness/judge.h"
 #include "impls/registry.h"
 
@@ -87,6 +89,11 @@ struct FuzzConfig {
   // (LoadBaselines). An observed kernel without an entry has no classes:
   // every finding of it traps.
   std::map<std::string, ObservedClasses> baselines;
+  // LNV_FUZZ_ISOLATE=1: plugin kernels run in a child process (harness/
+  // isolate.h), so one that crashes, hangs or writes outside its buffers is a
+  // finding with its case rather than a dead fuzzer; a fork per call costs
+  // throughput, so it is an option. nullptr: every kernel in this process.
+  std::shared_ptr<Isolator> isolator;
 };
 
 // The selection: every entry of `all` whose name matches `glob`; with an
@@ -103,7 +110,9 @@ std::string SelectKernels(const std::vector<ImplInfo>& all, const std::string& g
 std::string LoadBaselines(const std::string& dir, FuzzConfig* config);
 
 // Reads LNV_FUZZ_IMPLS, LNV_PLUGINS, LNV_FUZZ_MAX_D, LNV_FUZZ_CASES_DIR,
-// LNV_FUZZ_PREWRITE and LNV_FUZZ_KNOWN_FINDINGS (a file), and the selected
+// LNV_FUZZ_PREWRITE, LNV_FUZZ_ISOLATE (1: plugin kernels in a child process;
+// it is made here, before any kernel runs) and LNV_FUZZ_KNOWN_FINDINGS (a
+// file), and the selected
 // observed kernels' baselines from the source tree (DefaultBaselinesDir).
 // Returns "" or a one-line reason (bad value, unreadable file, plugin that
 // did not load, no kernel selected, baseline missing).

@@ -6,10 +6,15 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <memory>
+#include <string>
+#include <vector>
 
 #include "harness/bounds.h"
 #include "harness/case_file.h"
+#include "harness/driver.h"
 #include "harness/formats.h"
+#include "harness/isolate.h"
 #include "impls/plugin/loader.h"
 #include "properties/coverage.h"
 
@@ -76,14 +81,39 @@ Limits CurrentLimits() {
 }
 
 namespace {
-const PluginLoad& Loaded() {
-  static const PluginLoad loaded = ImplsWithPlugins();
+
+// Seconds a plugin kernel call may take before it is killed and reported as
+// timed out (as ln_check's default --timeout).
+constexpr double kPluginCallSeconds = 60;
+
+struct Loaded {
+  PluginLoad load;
+  // The child process that runs plugin kernels (harness/isolate.h), made
+  // with the kernel list: main() loads it before any kernel runs, while the
+  // process is single-threaded. nullptr without plugins.
+  std::unique_ptr<Isolator> isolator;
+};
+
+Loaded& LoadedOnce() {
+  static Loaded loaded = [] {
+    Loaded l;
+    l.load = ImplsWithPlugins();
+    std::vector<const ImplInfo*> all;
+    for (const ImplInfo& i : l.load.impls) all.push_back(&i);
+    std::string error;
+    l.isolator = MakePluginIsolator(all, kPluginCallSeconds, &error);
+    if (!error.empty()) {
+      l.load.errors.push_back("cannot start the child process for plugin kernels: " + error);
+    }
+    return l;
+  }();
   return loaded;
 }
+
 }  // namespace
 
-const std::vector<ImplInfo>& LoadedKernels() { return Loaded().impls; }
-const std::vector<std::string>& PluginLoadErrors() { return Loaded().errors; }
+const std::vector<ImplInfo>& LoadedKernels() { return LoadedOnce().load.impls; }
+const std::vector<std::string>& PluginLoadErrors() { return LoadedOnce().load.errors; }
 
 Targets SuiteTargets() {
   Targets t;
@@ -409,6 +439,9 @@ std::optional<Judged> PropertyCase::Run(const ImplInfo& k, const Case& c,
   // The statistical tier, where the case is a random-data family's (as in
   // ln_check; the provenance survives the properties' exact transformations).
   opt.typical = TypicalTierFor(k, c.provenance.family, TypicalTier::kFail);
+  // A plugin kernel runs in a child process: a crash, hang or overrun is a
+  // finding with its case, as in ln_check, not a dead suite.
+  if (IsPluginImpl(k)) opt.runner = LoadedOnce().isolator.get();
   Judged r;
   r.impl = &k;
   r.j = JudgeWithReference(k, c, ref, opt);

@@ -116,6 +116,15 @@ UNUSED static int (*const kUnused[])(const lnv_forward_args*) = {
 UNUSED static int (*const kUnusedBackward)(const lnv_backward_args*) = BackwardSegfaults;
 static const lnv_kernel kKernels[] = {
     KERNEL("f32/two_pass/segfaults_on_huge", SegfaultsOnHuge, NULL)};
+#elif defined(LNV_ONLY_WRITES_PAST_END)
+/* liblnv_writes_past_end.so: one kernel that writes one float past the end of
+ * y on every call (the suites must report it, not die of it). */
+#define UNUSED __attribute__((unused))
+UNUSED static int (*const kUnused[])(const lnv_forward_args*) = {
+    SegfaultsOnHuge, Hangs, WritesFarPastEnd, WritesBeforeStart, WritesInput, ReturnsError,
+    Aborts,          Exits, Forward};
+UNUSED static int (*const kUnusedBackward)(const lnv_backward_args*) = BackwardSegfaults;
+static const lnv_kernel kKernels[] = {KERNEL("f32/two_pass/writes_past_end", WritesPastEnd, NULL)};
 #else
 static const lnv_kernel kKernels[] = {
     KERNEL("f32/segfaults_on_huge/test", SegfaultsOnHuge, NULL),

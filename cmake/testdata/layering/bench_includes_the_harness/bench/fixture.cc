@@ -1,2 +1,3 @@
-// Negative fixture of cmake/check_layering.cmake: benchmarks measure kernels and the oracle, not the judge.
+// Negative fixture of cmake/check_layering.cmake: benchmarks measure kernels and the oracle, not
+// the judge.
 #include "harness/judge.h"

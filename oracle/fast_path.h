@@ -6,7 +6,9 @@
 #ifndef LNV_ORACLE_FAST_PATH_H_
 #define LNV_ORACLE_FAST_PATH_H_
 
+#include <bit>
 #include <cmath>
+#include <cstdint>
 
 #include "oracle/oracle.h"
 
@@ -65,7 +67,7 @@ inline void FastTwoSum(double a, double b, double* s, double* t) {
   *t = b - (*s - a);
 }
 
-inline Edd AddEdd(Edd a, Edd b) {
+[[gnu::always_inline]] inline Edd AddEdd(Edd a, Edd b) {
   double sh, sl, th, tl;
   TwoSum(a.hi, b.hi, &sh, &sl);
   TwoSum(a.lo, b.lo, &th, &tl);
@@ -79,7 +81,7 @@ inline Edd AddEdd(Edd a, Edd b) {
 
 inline Edd NegEdd(Edd a) { return {-a.hi, -a.lo, a.e}; }
 
-inline Edd MulEdd(Edd a, Edd b) {
+[[gnu::always_inline]] inline Edd MulEdd(Edd a, Edd b) {
   const double ph = a.hi * b.hi;
   double pl = std::fma(a.hi, b.hi, -ph);
   pl += a.hi * b.lo + a.lo * b.hi;
@@ -95,20 +97,44 @@ inline Ed ToEd(Edd a) {
   return {v, a.e + kU * std::fabs(v) + kTiny};
 }
 
+// The next double above (below) a finite x: std::nextafter(x, +-inf) without
+// the library call (the fast path's hot loop calls these twice an element).
+// Adjacent doubles of one sign have adjacent bit patterns; zeros of either
+// sign step to the smallest subnormal, the largest finite value to infinity.
+inline double NextUp(double x) {
+  if (x == 0.0) return 0x1p-1074;
+  const auto b = std::bit_cast<std::uint64_t>(x);
+  return std::bit_cast<double>(x > 0 ? b + 1 : b - 1);
+}
+inline double NextDown(double x) { return -NextUp(-x); }
+
 // Accepts the fast value when it decides the rounding into f and carries at
 // least 2p correct bits. The error sums above are themselves rounded: a few
 // dozen roundings of nonnegative terms inflate them by less than the factor
 // (1 + 2^-40) applied here (Higham, Lemma 3.1).
-inline bool DecideFast(Ed y, FloatFormat f, ExactValue* out) {
+// RoundToFormat, with binary32's hardware conversion inlined (the hot case).
+[[gnu::always_inline]] inline double RoundFast(double v, FloatFormat f) {
+  if (f.precision == 24 && f.emin == -126 && f.emax == 127) {
+    return static_cast<double>(static_cast<float>(v));
+  }
+  return RoundToFormat(v, f);
+}
+
+[[gnu::always_inline]] inline bool DecideFast(Ed y, FloatFormat f, ExactValue* out) {
   if (f.precision > 26) return false;  // binary64 cannot hold 2p bits of fp64
   const double err = y.e * (1.0 + 0x1p-40) + 0x1p-1070;
   if (!std::isfinite(y.v) || !std::isfinite(err)) return false;
-  const double lo = std::nextafter(y.v - err, -HUGE_VAL);
-  const double hi = std::nextafter(y.v + err, HUGE_VAL);
-  const double rl = RoundToFormat(lo, f);
-  const double rh = RoundToFormat(hi, f);
+  const double below = y.v - err, above = y.v + err;
+  if (!std::isfinite(below) || !std::isfinite(above)) return false;  // the exact path decides
+  const double lo = NextDown(below);
+  const double hi = NextUp(above);
+  const double rl = RoundFast(lo, f);
+  const double rh = RoundFast(hi, f);
   if (rl != rh || std::signbit(rl) != std::signbit(rh)) return false;
-  if (!(err <= std::ldexp(std::fabs(y.v) - err, -2 * f.precision))) return false;
+  // (|y| - err) 2^-2p, rounded as std::ldexp rounds it (2p <= 52: an exact
+  // power of two, so the product is the one correctly rounded value).
+  const double two_to_minus_2p = 1.0 / static_cast<double>(std::uint64_t{1} << (2 * f.precision));
+  if (!(err <= (std::fabs(y.v) - err) * two_to_minus_2p)) return false;
   *out = ExactValue{rl, y.v, 0.0, ValueStatus::kDecided};
   return true;
 }

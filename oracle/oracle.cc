@@ -5,6 +5,7 @@
 #include "oracle/oracle.h"
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <cstdint>
 #include <deque>
@@ -93,11 +94,15 @@ class Row {
       Part& pt = parts[i];
       pt = Part{0, 0, x[i] < 0};
       if (x[i] == 0.0) continue;
-      int e = 0;
-      auto mant = static_cast<std::uint64_t>(std::ldexp(std::frexp(std::fabs(x[i]), &e), 53));
+      // |x_i| = mant 2^exp from its bits: a normal double is (2^52 + M) 2^(E-1075),
+      // a subnormal M 2^-1074; then the trailing zeros move into the exponent.
+      const auto bits = std::bit_cast<std::uint64_t>(std::fabs(x[i]));
+      const auto biased = static_cast<std::int64_t>(bits >> 52);
+      const std::uint64_t frac = bits & ((std::uint64_t{1} << 52) - 1);
+      const std::uint64_t mant = biased == 0 ? frac : frac | (std::uint64_t{1} << 52);
       const int tz = __builtin_ctzll(mant);
       pt.mant = mant >> tz;
-      pt.exp = static_cast<std::int64_t>(e) - 53 + tz;
+      pt.exp = (biased == 0 ? -1074 : biased - 1075) + tz;
       lo_ = std::min(lo_, pt.exp);
       top = std::max(top, pt.exp + 64 - __builtin_clzll(pt.mant));
     }
@@ -470,6 +475,16 @@ OracleForwardResult Forward(const OracleProblem& p, const OracleOptions& o) {
         using oracle_internal::Edd;
         const Edd xh = oracle_internal::MulEdd(row.NFastWord(i), row.r_word());
         xhat[i] = xh.hi + xh.lo;
+        // y = beta + gamma xhat in binary64 with its error bound first (Ed:
+        // each operation adds u|result|): it decides every element whose sum
+        // does not cancel more than a few bits. Then in double-words.
+        const oracle_internal::Ed xe = oracle_internal::ToEd(xh);
+        if (oracle_internal::DecideFast(
+                oracle_internal::AddEd(oracle_internal::ExactEd(b),
+                                       oracle_internal::MulEd(oracle_internal::ExactEd(g), xe)),
+                p.out_format, &y[i])) {
+          continue;
+        }
         const Edd yv = oracle_internal::AddEdd(Edd{b, 0.0, 0.0},
                                                oracle_internal::MulEdd(Edd{g, 0.0, 0.0}, xh));
         if (oracle_internal::DecideFast(oracle_internal::ToEd(yv), p.out_format, &y[i])) continue;

@@ -135,6 +135,8 @@ TEST(OracleBackends, AgreeBitForBitOnTenThousandMixedRows) {
     ExpectSame(a.rstd, b.rstd, "rstd", d, true);
     ExpectSame(a.mean, b.mean, "mean", d, true);
     ExpectSame(a.y, c.y, "y fast", d, false);
+    ExpectSame(a.rstd, c.rstd, "rstd fast", d, false);
+    ExpectSame(a.mean, c.mean, "mean fast", d, false);
     if (batch % 4 == 0) {  // the backward is costlier: every fourth batch
       auto ga = OracleBackward(p, boost_exact);
       auto gb = OracleBackward(p, mpfr_exact);

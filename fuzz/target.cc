@@ -126,6 +126,7 @@ Finding KernelFinding(const FuzzConfig& config, const ImplInfo& impl, const Case
   Finding f;
   f.kind = FindingKind::kKernel;
   f.kernel = impl.name;
+  f.impl = &impl;
   f.status = impl.status;
   Output o = DecidingOutput(j);
   std::optional<std::int64_t> class_row;
@@ -478,6 +479,7 @@ RunResult RunCase(const FuzzConfig& config, const Case& c,
     if (config.prewrite) {
       Finding pre;
       pre.kernel = impl->name;
+      pre.impl = impl;
       pre.c = c;
       pre.c.kernel = impl->name;
       pre.c.provenance.found_by = "fuzz_ln (libFuzzer), written before the kernel ran";
@@ -520,6 +522,14 @@ RunResult RunInput(const FuzzConfig& config, const std::uint8_t* data, std::size
   return r;
 }
 
+// The command that replays a finding's case: ln_check for a kernel's (with
+// its plugin, for a plugin kernel), fuzz_ln_replay for the oracle's.
+std::string ReplayCommandOf(const Finding& f, const std::string& path) {
+  if (f.kind != FindingKind::kKernel) return "fuzz_ln_replay " + ShellQuote(path);
+  if (f.impl != nullptr) return ReplayCommand(*f.impl, path);
+  return "ln_check --replay " + ShellQuote(path);
+}
+
 std::string WriteFindingCase(const FuzzConfig& config, const Finding& f, std::string* error) {
   std::error_code ec;
   std::filesystem::create_directories(config.cases_dir, ec);
@@ -540,8 +550,7 @@ std::string WriteFindingCase(const FuzzConfig& config, const Finding& f, std::st
   const std::string path =
       (std::filesystem::path(config.cases_dir) / ("fuzz__" + stem + "__" + hash + ".case"))
           .string();
-  c.provenance.replay =
-      (f.kind == FindingKind::kKernel ? "ln_check --replay " : "fuzz_ln_replay ") + path;
+  c.provenance.replay = ReplayCommandOf(f, path);
   if (!WriteCaseFile(path, c, error)) return "";
   return path;
 }
@@ -553,8 +562,7 @@ std::string FormatFinding(const Finding& f, const std::string& case_path) {
     o << "case     (not written)\n";
   } else {
     o << "case     " << case_path << "\n"
-      << "replay   " << (f.kind == FindingKind::kKernel ? "ln_check --replay " : "fuzz_ln_replay ")
-      << case_path << "\n";
+      << "replay   " << ReplayCommandOf(f, case_path) << "\n";
   }
   // The case in hex floats, cut after 40 lines (the file has all of it).
   const std::string text = FormatCase(f.c);

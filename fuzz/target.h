@@ -122,7 +122,8 @@ enum class FindingKind { kKernel, kOracleUndecided, kOracleBackends };
 
 struct Finding {
   FindingKind kind = FindingKind::kKernel;
-  std::string kernel = "-";  // registry name; "-" for the oracle's findings
+  std::string kernel = "-";        // registry name; "-" for the oracle's findings
+  const ImplInfo* impl = nullptr;  // that kernel (a FuzzConfig::impls entry); null for the oracle's
   ImplStatus status = ImplStatus::kClaimsBound;
   Verdict verdict = Verdict::kPass;
   Output output = Output::kY;

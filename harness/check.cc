@@ -70,12 +70,6 @@ std::string CommandLine(const CheckOptions& o) {
   return s;
 }
 
-// The one command that replays a case: a plugin kernel needs its plugin.
-std::string ReplayCommand(const CheckOptions& opt, const ImplInfo& impl, const std::string& path) {
-  const std::string plugin = IsPluginImpl(impl) ? " --plugin " + impl.source : "";
-  return opt.program + plugin + " --replay " + path;
-}
-
 // Writes the failing case (shrunk to its worst row when the failure is
 // row-local and the row alone still fails) and returns the path and the
 // summary of the written case, or an error.
@@ -120,7 +114,7 @@ Written WriteFailure(const CheckOptions& opt, const ImplInfo& impl, const Case& 
   w.provenance.found_by = CommandLine(opt);
   w.provenance.why += "; " + std::string(VerdictName(jw.verdict)) + " on " +
                       std::string(OutputName(DecidingOutput(jw)));
-  w.provenance.replay = ReplayCommand(opt, impl, out.path);
+  w.provenance.replay = ReplayCommand(impl, out.path, opt.program);
   w.provenance.notes.push_back(std::string("status ") + std::string(StatusName(impl.status)) +
                                (impl.status == ImplStatus::kNegativeControl
                                     ? ": must be caught (this case catches it)"
@@ -281,7 +275,7 @@ CheckResult RunCheck(const CheckOptions& opt, std::ostream& out) {
         s.case_files.push_back(w.path);
         out << (impl.status == ImplStatus::kNegativeControl ? "caught  " : "FINDING ") << impl.name
             << " on " << run.family << " (d=" << c.d << ")\n"
-            << "  case   " << w.path << "\n  replay " << ReplayCommand(opt, impl, w.path)
+            << "  case   " << w.path << "\n  replay " << ReplayCommand(impl, w.path, opt.program)
             << "\n  result " << w.summary << "\n";
       }
     }
@@ -311,8 +305,8 @@ CheckResult RunCheck(const CheckOptions& opt, std::ostream& out) {
           return;
         }
         s.case_files.push_back(w.path);
-        out << "  case   " << w.path << "\n  replay " << ReplayCommand(opt, *impls[k], w.path)
-            << "\n  result " << w.summary << "\n";
+        out << "  case   " << w.path << "\n  replay "
+            << ReplayCommand(*impls[k], w.path, opt.program) << "\n  result " << w.summary << "\n";
       };
       s.ok = CompareWithBaseline(setting, *impls[k], found[k], &s.baseline, out, write_new);
     }

@@ -294,16 +294,16 @@ TEST(Check, ListNamesEachSelectedKernelWithItsBoundAsTextOrJson) {
   EXPECT_EQ(none.str(), "");
 }
 
-// A user's plugin is judged under the generic bound (the loosest stable
-// model, serial, k = d - 1) on every family, and passes it.
-TEST(Check, APluginsKernelsPassUnderTheGenericBound) {
+// A user's plugin is judged under the claim it states (ABI 1.1: the example
+// states the two-pass and sum-of-squares bounds, serial) on every family,
+// and passes it.
+TEST(Check, APluginsKernelsPassUnderTheClaimTheyState) {
   const PluginLoad load = LoadPlugins({LNV_EXAMPLE_PLUGIN});
   ASSERT_TRUE(load.errors.empty()) << load.errors.front();
   ASSERT_EQ(load.impls.size(), 2u);
-  for (const ImplInfo& i : load.impls) {
-    EXPECT_EQ(i.name.rfind("plugin:", 0), 0u) << i.name;
-    EXPECT_EQ(i.bound_algorithm, Algorithm::kUnknown);
-  }
+  for (const ImplInfo& i : load.impls) EXPECT_EQ(i.name.rfind("plugin:", 0), 0u) << i.name;
+  EXPECT_EQ(load.impls[0].bound_algorithm, Algorithm::kTwoPass);
+  EXPECT_EQ(load.impls[1].bound_algorithm, Algorithm::kSumOfSquares);
   CheckOptions o;
   o.impls = load.impls;
   o.cases_dir = TempDir("plugin").string();

@@ -1,6 +1,7 @@
 #include "harness/driver.h"
 
 #include <algorithm>
+#include <cctype>
 #include <map>
 #include <string>
 #include <tuple>
@@ -140,6 +141,25 @@ bool MeetsExpectation(ImplStatus status, bool any_failure) {
       return true;  // compared with its baseline (harness/baseline.h)
   }
   return false;
+}
+
+std::string ShellQuote(const std::string& s) {
+  bool plain = !s.empty();
+  for (char ch : s) {
+    plain = plain && (std::isalnum(static_cast<unsigned char>(ch)) || ch == '/' || ch == '.' ||
+                      ch == '_' || ch == '-' || ch == ':' || ch == '=' || ch == ',');
+  }
+  if (plain) return s;
+  std::string q = "'";
+  for (char ch : s) q += ch == '\'' ? std::string("'\\''") : std::string(1, ch);
+  return q + "'";
+}
+
+std::string ReplayCommand(const ImplInfo& impl, const std::string& case_path,
+                          const std::string& program) {
+  const std::string plugin =
+      IsPluginImpl(impl) ? "LNV_PLUGINS=" + ShellQuote(impl.source) + " " : "";
+  return plugin + program + " --replay " + ShellQuote(case_path);
 }
 
 std::unique_ptr<Isolator> MakePluginIsolator(const std::vector<const ImplInfo*>& impls,

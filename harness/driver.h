@@ -60,6 +60,17 @@ FamilyParams FamilyParamsFor(const ImplInfo& impl);
 // compared with its baseline instead (true here).
 bool MeetsExpectation(ImplStatus status, bool any_failure);
 
+// The one command that replays a case file of `impl`: `program --replay
+// PATH`, preceded by LNV_PLUGINS=<its plugin> for a plugin kernel (the
+// replaying tool must load it), each word shell-quoted where it needs to be.
+// What every tool prints and writes into a case's provenance.
+std::string ReplayCommand(const ImplInfo& impl, const std::string& case_path,
+                          const std::string& program = "ln_check");
+
+// s as one shell word: unchanged when it holds only [A-Za-z0-9/._:=,-],
+// else in single quotes.
+std::string ShellQuote(const std::string& s);
+
 // The child process that runs plugin kernels (harness/isolate.h), made
 // before any kernel runs: nullptr when no kernel of `impls` is a plugin's,
 // or when it cannot start (then *error says why and the caller decides).

@@ -1,5 +1,6 @@
 #include "properties/property.h"
 
+#include <algorithm>
 #include <cassert>
 #include <cmath>
 #include <cstdio>
@@ -35,7 +36,11 @@ std::string WriteCase(const std::string& path, const std::string& property, Case
   c.provenance.seed = SeedInUse();
   if (c.provenance.family.empty()) c.provenance.family = "rapidcheck";
   c.provenance.why = property + ": " + what;
-  c.provenance.replay = "ln_check --replay " + path;
+  const auto& loaded = LoadedKernels();
+  const auto impl = std::find_if(loaded.begin(), loaded.end(),
+                                 [&](const ImplInfo& i) { return i.name == kernel; });
+  c.provenance.replay =
+      impl != loaded.end() ? ReplayCommand(*impl, path) : "ln_check --replay " + ShellQuote(path);
   c.provenance.notes.push_back("status " + status);
   c.provenance.notes.push_back(
       "the property's own check is stated in 'why'; ln_check --replay shows the judged "
@@ -468,7 +473,7 @@ void PropertyCase::KernelFails(const ImplInfo& k, const Case& c, const std::stri
   const std::string status(StatusName(k.status));
   const std::string path = WriteCase(CasePath(k.name), property_, c, k.name, status, what);
   const std::string report = k.name + " (" + status + "): " + what + "\n  case   " + path +
-                             "\n  replay ln_check --replay " + path;
+                             "\n  replay " + ReplayCommand(k, path);
   if (k.status == ImplStatus::kObserved) {
     Coverage::Current().Finding(k.name, what + " (case " + path + ")");
     return;

@@ -12,18 +12,6 @@
 namespace lnv::report {
 namespace {
 
-std::string ShellQuote(const std::string& s) {
-  bool plain = !s.empty();
-  for (char ch : s) {
-    plain = plain && (std::isalnum(static_cast<unsigned char>(ch)) || ch == '/' || ch == '.' ||
-                      ch == '_' || ch == '-' || ch == ':' || ch == '=' || ch == ',');
-  }
-  if (plain) return s;
-  std::string q = "'";
-  for (char ch : s) q += ch == '\'' ? std::string("'\\''") : std::string(1, ch);
-  return q + "'";
-}
-
 // What the case reproduces: the shrunk single row when it alone gives the
 // same verdict and the same bound use on the output, else the whole case.
 Case Shrink(const ImplInfo& impl, const Case& c, Output o, std::int64_t row, Verdict verdict,
@@ -92,14 +80,8 @@ struct Writer {
 
 std::string ReplayCommand(const CaseWriteOptions& opt, const ImplInfo& impl,
                           const std::string& relative_case_path) {
-  std::string cmd;
-  if (IsPluginImpl(impl) && !opt.plugin_paths.empty()) {
-    std::string joined;
-    for (const std::string& p : opt.plugin_paths) joined += (joined.empty() ? "" : ":") + p;
-    cmd = "LNV_PLUGINS=" + ShellQuote(joined) + " ";
-  }
-  const std::string path = (std::filesystem::path(opt.out_dir) / relative_case_path).string();
-  return cmd + opt.replay_program + " --replay " + ShellQuote(path);
+  return lnv::ReplayCommand(
+      impl, (std::filesystem::path(opt.out_dir) / relative_case_path).string(), opt.replay_program);
 }
 
 std::vector<std::string> WriteCaseFiles(const CaseWriteOptions& opt, SweepResult* result) {

@@ -19,9 +19,6 @@ struct CaseWriteOptions {
   std::string found_by;                     // the ln_report command line (provenance)
   std::string replay_program = "ln_check";  // how the replay command names ln_check
   std::uint64_t seed = 0;
-  // Plugin paths: the replay of a plugin kernel's case needs them
-  // (LNV_PLUGINS=...).
-  std::vector<std::string> plugin_paths;
   // Runs plugin kernels when a case is shrunk to its worst row (as
   // SweepOptions::plugin_runner); nullptr: plugin cases are not shrunk.
   KernelRunner* plugin_runner = nullptr;

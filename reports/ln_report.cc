@@ -203,7 +203,6 @@ int Sweep(const ReportOptions& o, int argc, char** argv) {
                 (o.impls_glob == "*" ? "" : " --impls '" + o.impls_glob + "'");
   cw.replay_program = LnCheckPath();
   cw.seed = o.seed;
-  cw.plugin_paths = plugin_paths;
   cw.plugin_runner = isolator.get();
   ReportInputs in;
   in.write_errors = WriteCaseFiles(cw, &result);

@@ -31,6 +31,7 @@ int Hangs(const ForwardArgs*) {
 ImplInfo AsPlugin(const std::string& name, ForwardFn forward) {
   ImplInfo i = Kernel("f32/two_pass/cpu-scalar");
   i.name = "plugin:test/" + name;
+  i.source = "test.so";  // the loader's source of a plugin kernel: its library
   if (forward != nullptr) {
     i.forward = forward;
     i.backward = nullptr;
@@ -72,7 +73,6 @@ TEST(PluginIsolation, ACrashingPluginIsAFindingWithItsCaseAndTheSweepGoesOn) {
   ASSERT_FALSE(r.kernels[1].findings.empty());
   CaseWriteOptions w;
   w.out_dir = ::testing::TempDir() + "report_plugin_isolation_test";
-  w.plugin_paths = {"test.so"};
   w.plugin_runner = &isolator;
   EXPECT_TRUE(WriteCaseFiles(w, &r).empty());
   const Finding& f = r.kernels[1].findings.front();

@@ -1,10 +1,10 @@
 # The layering rule (docs/DESIGN.md §8): which directory may include which.
 #   cmake -DROOT=<source dir> -P check_layering.cmake
-# Checks every "dir/..." include of every C, C++ and CUDA file under ROOT
+# Checks every "dir/..." (or <dir/...>) include of every C, C++ and CUDA file under ROOT
 # (build trees, .git and cmake/testdata excepted) against the table below, and
 # fails naming each include that no row of its file's layer allows. Includes
-# of a header in the file's own directory ("x.h") and system headers are not
-# project edges. Each forbidden edge has a negative fixture under
+# of a header in the file's own directory ("x.h") and of other libraries are
+# not project edges. Each forbidden edge has a negative fixture under
 # cmake/testdata/layering/ that this check must reject (CMakeLists.txt).
 if(NOT ROOT)
   message(FATAL_ERROR "check_layering: set ROOT")
@@ -51,9 +51,9 @@ foreach(rel ${files})
     continue()
   endif()
   string(REGEX MATCH "^[^/]+" top "${rel}")
-  file(STRINGS "${ROOT}/${rel}" lines REGEX "^[ \t]*#[ \t]*include[ \t]*\"(${project_dirs})/")
+  file(STRINGS "${ROOT}/${rel}" lines REGEX "^[ \t]*#[ \t]*include[ \t]*[\"<](${project_dirs})/")
   foreach(l ${lines})
-    string(REGEX REPLACE "^[ \t]*#[ \t]*include[ \t]*\"([^\"]+)\".*$" "\\1" inc "${l}")
+    string(REGEX REPLACE "^[ \t]*#[ \t]*include[ \t]*[\"<]([^\">]+)[\">].*$" "\\1" inc "${l}")
     math(EXPR checked "${checked} + 1")
     if(inc MATCHES "^${top}/" OR inc MATCHES "${allow_${layer}}")
       continue()

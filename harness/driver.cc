@@ -157,9 +157,8 @@ std::string ShellQuote(const std::string& s) {
 
 std::string ReplayCommand(const ImplInfo& impl, const std::string& case_path,
                           const std::string& program) {
-  const std::string plugin =
-      IsPluginImpl(impl) ? "LNV_PLUGINS=" + ShellQuote(impl.source) + " " : "";
-  return plugin + program + " --replay " + ShellQuote(case_path);
+  const std::string plugin = IsPluginImpl(impl) ? " --plugin " + ShellQuote(impl.source) : "";
+  return program + plugin + " --replay " + ShellQuote(case_path);
 }
 
 std::unique_ptr<Isolator> MakePluginIsolator(const std::vector<const ImplInfo*>& impls,

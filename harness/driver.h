@@ -60,10 +60,11 @@ FamilyParams FamilyParamsFor(const ImplInfo& impl);
 // compared with its baseline instead (true here).
 bool MeetsExpectation(ImplStatus status, bool any_failure);
 
-// The one command that replays a case file of `impl`: `program --replay
-// PATH`, preceded by LNV_PLUGINS=<its plugin> for a plugin kernel (the
-// replaying tool must load it), each word shell-quoted where it needs to be.
-// What every tool prints and writes into a case's provenance.
+// The one command that replays a case file of `impl` with ln_check
+// (`program`): `program --replay PATH`, with `--plugin <its library>` for a
+// plugin kernel (the replay must load it; a flag, not LNV_PLUGINS, which
+// splits paths at ':'), each word shell-quoted where it needs to be. What
+// every tool prints and writes into a case's provenance.
 std::string ReplayCommand(const ImplInfo& impl, const std::string& case_path,
                           const std::string& program = "ln_check");
 

@@ -22,10 +22,20 @@ Algorithm AlgorithmArg(const std::string& s, Norm norm) {
                                : std::string("sum_of_squares, kahan, unknown (RMSNorm)")));
 }
 
+// A limit of the claimed range: None (passed as -1) is no limit; anything
+// else must be > 0 (0 would leave only all-zero rows in range).
 double RangeArg(double v, const char* arg) {
-  if (std::isnan(v)) throw py::value_error(std::string(arg) + " is NaN");
-  return v < 0 ? std::numeric_limits<double>::infinity() : v;
+  if (v == -1) return std::numeric_limits<double>::infinity();
+  if (!(v > 0)) {
+    throw py::value_error(std::string(arg) + " must be > 0 (None: no limit), got " +
+                          std::to_string(v));
+  }
+  return v;
 }
+
+// The largest chunk a tree reduction may state: the bound models add it to
+// row lengths in 64-bit integers.
+constexpr std::int64_t kMaxChunk = std::int64_t{1} << 40;
 
 }  // namespace
 
@@ -56,8 +66,8 @@ ImplInfo MakeClaim(const ClaimArgs& a) {
       throw py::value_error("chunk is the leaf size of a tree reduction; reduction is 'serial'");
     info.reduction = Reduction::kSerial;
   } else if (a.reduction == "tree") {
-    if (!a.chunk || *a.chunk < 1) {
-      throw py::value_error("reduction 'tree' needs chunk, its leaf size (>= 1)");
+    if (!a.chunk || *a.chunk < 1 || *a.chunk > kMaxChunk) {
+      throw py::value_error("reduction 'tree' needs chunk, its leaf size (1 to 2^40)");
     }
     info.reduction = Reduction::kTree;
     info.chunk = *a.chunk;

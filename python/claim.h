@@ -23,8 +23,8 @@ struct ClaimArgs {
   std::string algorithm = "unknown";  // two_pass | welford | kahan | sum_of_squares | unknown
   std::string reduction = "serial";   // serial | tree
   std::optional<std::int64_t> chunk;  // leaf size of a tree reduction
-  double max_row_sumsq = -1;          // < 0: the full finite range
-  double max_backward_weight = -1;    // < 0: no limit
+  double max_row_sumsq = -1;          // -1 (None): the full finite range; else > 0
+  double max_backward_weight = -1;    // -1 (None): no limit; else > 0
 };
 
 // The ImplInfo of the claim (status claims_bound, no kernel functions), or a

@@ -35,6 +35,17 @@ Case MakeCase(const ImplInfo& claim, double eps, const py::array& x, std::int64_
               const std::string& family) {
   if (std::isnan(eps) || eps < 0)
     throw py::value_error("eps must be >= 0, got " + std::to_string(eps));
+  // The ABI's eps is a float, which every kernel adds. An f32, bf16 or f16
+  // kernel adds float(eps); a float64 kernel adds the double it was given, so
+  // that one must be a float value too, or the exact values would be of
+  // another eps.
+  const float eps32 = static_cast<float>(eps);
+  if (!std::isfinite(eps32)) throw py::value_error("eps is beyond the float range");
+  if (claim.x_dtype == DType::kF64 && static_cast<double>(eps32) != eps) {
+    throw py::value_error(
+        "eps must be a float32 value for an f64 kernel (the ABI's eps is a float): give the "
+        "kernel and the check numpy.float32(eps)");
+  }
   if (rows < 1 || d < 1) throw py::value_error("x must have at least one row and one column");
   Case c;
   c.norm = claim.norm;
@@ -42,7 +53,7 @@ Case MakeCase(const ImplInfo& claim, double eps, const py::array& x, std::int64_
   c.param_dtype = claim.param_dtype;
   c.rows = rows;
   c.d = d;
-  c.eps = static_cast<double>(static_cast<float>(eps));  // the binary32 value a kernel adds
+  c.eps = static_cast<double>(eps32);
   c.x = ValuesOf(x, "x", c.dtype, rows * d);
   if (!gamma.is_none()) c.gamma = ValuesOf(gamma, "gamma", c.param_dtype, d);
   if (!beta.is_none()) {

@@ -2,10 +2,12 @@
 
 #include <pybind11/stl.h>
 
+#include <array>
 #include <string>
 
 #include "harness/baseline.h"
 #include "harness/bounds.h"
+#include "harness/families.h"
 
 namespace py = pybind11;
 
@@ -62,6 +64,30 @@ std::vector<std::pair<std::string, std::string>> FindingsOfResult(const Result& 
   return out;
 }
 
+// "" when the judgement held enough of its elements to a bound; else why
+// not: no element at all (every row outside the stated range, or every
+// bound +inf), or, on a random-data family's case, more than ln_check allows
+// (NotJudgedReason, kMaxUnclaimedFraction). A pass without a claim is not a
+// pass.
+std::string NotJudged(const Result& r) {
+  std::array<std::int64_t, 6> count{}, unclaimed{};
+  std::int64_t total = 0, held = 0;
+  for (const OutputResult& o : r.judgement.outputs) {
+    if (!o.present) continue;
+    const auto k = static_cast<std::size_t>(o.output);
+    count[k] = o.count;
+    unclaimed[k] = o.unclaimed + o.out_of_range;
+    total += o.count;
+    held += o.count - unclaimed[k];
+  }
+  if (total > 0 && held == 0) {
+    return "no element was held to a bound (" + std::to_string(r.judgement.rows_out_of_range) +
+           " row(s) outside the stated range, the rest without a finite bound)";
+  }
+  if (IsRandomDataFamily(r.c.provenance.family)) return NotJudgedReason(count, unclaimed);
+  return "";
+}
+
 void WriteCase(Result& r, const std::string& path, const std::string& replay) {
   Case c = r.c;
   c.kernel = "-";  // not a registry kernel: the user's, which only the user can rerun
@@ -78,8 +104,10 @@ void BindResult(py::module_& m) {
   py::class_<Result>(m, "Result", "The judge's verdict on a kernel's outputs for one case.")
       .def_property_readonly(
           "verdict", [](const Result& r) { return std::string(VerdictName(r.judgement.verdict)); })
-      .def_property_readonly("passed",
-                             [](const Result& r) { return !IsFailure(r.judgement.verdict); })
+      .def_property_readonly(
+          "passed",
+          [](const Result& r) { return !IsFailure(r.judgement.verdict) && NotJudged(r).empty(); })
+      .def_property_readonly("not_judged", &NotJudged)
       .def_property_readonly("summary", [](const Result& r) { return Summarize(r.judgement); })
       .def_property_readonly("message", [](const Result& r) { return r.judgement.message; })
       .def_property_readonly("rows_out_of_range",

@@ -77,7 +77,7 @@ TEST(PluginIsolation, ACrashingPluginIsAFindingWithItsCaseAndTheSweepGoesOn) {
   EXPECT_TRUE(WriteCaseFiles(w, &r).empty());
   const Finding& f = r.kernels[1].findings.front();
   EXPECT_FALSE(f.case_file.empty());
-  EXPECT_EQ(f.replay.rfind("LNV_PLUGINS=test.so ln_check --replay ", 0), 0u) << f.replay;
+  EXPECT_EQ(f.replay.rfind("ln_check --plugin test.so --replay ", 0), 0u) << f.replay;
   EXPECT_NE(f.summary.find("SIGSEGV"), std::string::npos) << f.summary;
 }
 

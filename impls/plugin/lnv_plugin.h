@@ -65,7 +65,7 @@ typedef struct {
    * over every finite input. */
   lnv_algorithm algorithm;
   lnv_reduction reduction;
-  int64_t chunk;              /* TREE: the leaf size (>= 1); SERIAL: 0 */
+  int64_t chunk;              /* TREE: the leaf size (1 to 2^40); SERIAL: 0 */
   double max_row_sumsq;       /* rows whose exact sum of x^2 exceeds this are outside
                                * the claimed range (judged by the NaN contract only);
                                * 0: every finite row is in range */

@@ -79,7 +79,10 @@ std::string ReadClaim(const lnv_kernel& k, std::uint32_t stride, ImplInfo* info)
   }
   const std::int64_t reduction = RawEnum(k.reduction);
   if (reduction == LNV_REDUCTION_TREE) {
-    if (k.chunk < 1) return "reduction TREE needs chunk >= 1, got " + std::to_string(k.chunk);
+    // At most 2^40: the bound models add the chunk to row lengths in int64.
+    if (k.chunk < 1 || k.chunk > (std::int64_t{1} << 40)) {
+      return "reduction TREE needs chunk in [1, 2^40], got " + std::to_string(k.chunk);
+    }
     info->reduction = Reduction::kTree;
     info->chunk = k.chunk;
   } else if (reduction != LNV_REDUCTION_SERIAL) {

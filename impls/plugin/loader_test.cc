@@ -55,13 +55,16 @@ TEST(PluginLoader, TheExamplePluginLoadsAsTwoClaimsBoundKernelsWithTheClaimItSta
 TEST(PluginLoader, AnAbi10KernelTableLoadsUnderTheGenericClaim) {
   const PluginLoad load = LoadPlugins({LNV_TEST_PLUGIN_ABI_1_0});
   EXPECT_TRUE(load.errors.empty()) << load.errors.front();
-  ASSERT_EQ(Names(load), std::vector<std::string>{"plugin:lnv_abi_abi_1_0/f32/old/test"});
-  const ImplInfo& i = load.impls[0];
-  // The 1.1 fields past its struct_size are not read.
-  EXPECT_EQ(i.bound_algorithm, Algorithm::kUnknown);
-  EXPECT_EQ(i.reduction, Reduction::kSerial);
-  EXPECT_EQ(i.max_row_sumsq, std::numeric_limits<double>::infinity());
-  EXPECT_EQ(i.max_backward_weight, std::numeric_limits<double>::infinity());
+  // Two kernels: the second is found at 1.0's stride, not 1.1's.
+  ASSERT_EQ(Names(load), (std::vector<std::string>{"plugin:lnv_abi_abi_1_0/f32/old/test",
+                                                   "plugin:lnv_abi_abi_1_0/f32/old_rms/test"}));
+  EXPECT_EQ(load.impls[1].norm, Norm::kRmsNorm);
+  for (const ImplInfo& i : load.impls) {
+    EXPECT_EQ(i.bound_algorithm, Algorithm::kUnknown);
+    EXPECT_EQ(i.reduction, Reduction::kSerial);
+    EXPECT_EQ(i.max_row_sumsq, std::numeric_limits<double>::infinity());
+    EXPECT_EQ(i.max_backward_weight, std::numeric_limits<double>::infinity());
+  }
 }
 
 TEST(PluginLoader, InvalidClaimsAreRefusedKernelByKernel) {
@@ -77,7 +80,7 @@ TEST(PluginLoader, InvalidClaimsAreRefusedKernelByKernel) {
   const std::vector<std::string> why = {
       "kernel 0 (f32/rms_algo/test): algorithm SUM_OF_SQUARES is RMSNorm's",
       "kernel 1 (f32/algo_9/test): unknown algorithm 9",
-      "kernel 2 (f32/tree_no_chunk/test): reduction TREE needs chunk >= 1, got 0",
+      "kernel 2 (f32/tree_no_chunk/test): reduction TREE needs chunk in [1, 2^40], got 0",
       "kernel 3 (f32/serial_chunk/test): chunk is 8 with reduction SERIAL",
       "kernel 4 (f32/nan_range/test): max_row_sumsq is nan",
       "kernel 5 (f32/negative_weight/test): max_backward_weight is -1"};

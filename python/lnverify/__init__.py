@@ -22,8 +22,11 @@ sums are kept in), and the valid range (max_row_sumsq: rows whose exact sum
 of x^2 is larger are outside it and judged only by the NaN contract;
 max_backward_weight likewise for the backward). eps is rounded to float32,
 the value a kernel adds. Elements where the exact value cannot be bounded
-(bound +inf) are counted as "unclaimed", never silently passed: a finite input
-must still give a finite output there.
+(bound +inf) are counted as "unclaimed": a finite input must still give a
+finite output there, and a result that held no element to a bound (or, on a
+random-data family's case, fewer than ln_check requires) is not a pass:
+`.passed` is False and `.not_judged` says why. mean and rstd are judged as the
+binary32 values the ABI stores; a kernel that keeps them in bf16 loses bits.
 
 The verdicts are those of ln_check (docs/DESIGN.md §4): pass, out_of_range,
 oracle_undecided, beyond_typical, bound_exceeded, not_finite, nan_mismatch.
@@ -251,6 +254,8 @@ def _format_value(v):
 def _failure_message(result, path):
     lines = [f"lnverify: {result.verdict}: {result.summary}",
              f"  held to: {result.claim}"]
+    if result.not_judged:
+        lines.append(f"  not judged: {result.not_judged}")
     if result.rows_out_of_range:
         lines.append(f"  rows outside the claimed range: {result.rows_out_of_range}")
     for name, o in result.outputs.items():
@@ -266,8 +271,8 @@ def _failure_message(result, path):
             f"(used {w['bound_use']:.3g}x)")
     if path:
         lines.append(f"  case:   {path}")
-        lines.append(f"  replay: x, gamma, beta, dy = lnverify.read_case({path!r}) "
-                     "inputs; rerun the kernel on them and judge again")
+        lines.append(f"  replay: c = lnverify.read_case({path!r}); rerun the kernel on "
+                     "c.x, c.gamma, c.beta, c.dy, c.eps and judge again")
     return "\n".join(lines)
 
 

@@ -57,6 +57,19 @@ def test_a_float64_rms_norm_passes_and_the_assertion_returns_its_result():
     assert r.passed and r.outputs["y"]["verdict"] == "pass"
 
 
+def test_a_float64_kernel_passes_with_a_float32_eps():
+    x, gamma, beta, dy = (a.astype(np.float64) for a in inputs())
+    eps = float(np.float32(EPS))  # the ABI's eps is a float
+    y, mean, rstd = layer_norm_f64(x, gamma, beta, eps)
+    r = lnverify.judge_forward(x, gamma, beta, eps, y, f32(mean), f32(rstd),
+                               algorithm="two_pass", accumulation="f64")
+    assert r.passed, r.summary
+    dx, dgamma, dbeta = layer_norm_backward_f64(x, gamma, dy, eps)
+    r = lnverify.judge_backward(x, gamma, dy, eps, dx, dgamma, dbeta, algorithm="two_pass",
+                                accumulation="f64")
+    assert r.passed, r.summary
+
+
 def test_bf16_as_uint16_bits_passes():
     x, gamma, beta, _ = inputs()
     xb, gb, bb = bf16_bits(x), bf16_bits(gamma), bf16_bits(beta)
@@ -120,6 +133,11 @@ def test_a_kernel_outside_its_stated_range_is_judged_only_by_the_nan_contract():
     y = f32(y) * 2  # wrong everywhere
     r = lnverify.judge_forward(x, gamma, beta, EPS, y, max_row_sumsq=1.0)
     assert r.verdict == "out_of_range" and r.rows_out_of_range == x.shape[0]
+    # Nothing was held to a bound: not a pass, and the assertion says so.
+    assert not r.passed and "no element was held to a bound" in r.not_judged
+    with pytest.raises(AssertionError, match="not judged: no element was held to a bound"):
+        lnverify.assert_layer_norm_close(x, gamma, beta, EPS, y=y, max_row_sumsq=1.0,
+                                         case_dir="")
     r = lnverify.judge_forward(x, gamma, beta, EPS, y)
     assert r.verdict == "bound_exceeded"
 
@@ -185,7 +203,14 @@ def test_every_bad_input_raises_with_the_argument_named():
         (ValueError, "without dy", dict(dx=y)),
         (ValueError, "mean has shape", dict(y=y, mean=np.zeros(3, np.float32))),
         (TypeError, "mean has numpy dtype", dict(y=y, mean=np.zeros(8, np.float64))),
-        (ValueError, "max_row_sumsq is NaN", dict(y=y, max_row_sumsq=float("nan"))),
+        (ValueError, "max_row_sumsq must be > 0", dict(y=y, max_row_sumsq=float("nan"))),
+        (ValueError, "max_row_sumsq must be > 0", dict(y=y, max_row_sumsq=0)),
+        (ValueError, "max_backward_weight must be > 0", dict(y=y, max_backward_weight=-2)),
+        (ValueError, "1 to 2\\^40", dict(y=y, reduction="tree", chunk=2**41)),
+        (ValueError, "eps is beyond the float range", dict(y=y, eps=1e39)),
+        (ValueError, "eps must be a float32 value for an f64 kernel",
+         dict(x=x.astype(np.float64), gamma=gamma.astype(np.float64),
+              beta=beta.astype(np.float64), y=y.astype(np.float64))),
         (ValueError, "norm 'batch'", dict(y=y, norm="batch")),
         (ValueError, "typical 'maybe'", dict(y=y, typical="maybe")),
     ]

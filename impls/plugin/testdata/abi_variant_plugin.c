@@ -49,12 +49,24 @@ UNUSED static const lnv_kernel kKernels[] = {
     CLAIM("f32/negative_weight/test", LNV_ALGO_WELFORD, LNV_REDUCTION_SERIAL, 0, 0.0, -1.0),
     CLAIM("f32/welford_tree/test", LNV_ALGO_WELFORD, LNV_REDUCTION_TREE, 16, 1e30, 1e20)};
 #elif defined(LNV_VARIANT_ABI_1_0)
-/* A kernel table as an ABI 1.0 plugin lays it out: struct_size ends before
- * the 1.1 claim fields (whatever follows in memory is not read). It loads,
- * under the generic claim. */
-UNUSED static const lnv_kernel kKernels[] = {
-    {offsetof(lnv_kernel, algorithm), "f32/old/test", LNV_LAYER_NORM, LNV_F32, LNV_F32, LNV_F32,
-     Forward, NULL, LNV_ALGO_TWO_PASS, LNV_REDUCTION_TREE, 8, 1.0, 1.0}};
+/* Two kernels laid out as an ABI 1.0 plugin lays them out: lnv_kernel as it
+ * was, without the 1.1 claim fields, so the array's stride is 1.0's size. They
+ * load under the generic claim. */
+typedef struct {
+  uint32_t struct_size;
+  const char* name;
+  lnv_norm norm;
+  lnv_dtype x_dtype, param_dtype, acc_dtype;
+  int (*forward)(const lnv_forward_args*);
+  int (*backward)(const lnv_backward_args*);
+} lnv_kernel_1_0;
+static const lnv_kernel_1_0 kKernels10[] = {
+    {sizeof(lnv_kernel_1_0), "f32/old/test", LNV_LAYER_NORM, LNV_F32, LNV_F32, LNV_F32, Forward,
+     NULL},
+    {sizeof(lnv_kernel_1_0), "f32/old_rms/test", LNV_RMS_NORM, LNV_F32, LNV_F32, LNV_F32, Forward,
+     NULL}};
+#define kKernels ((const lnv_kernel*)kKernels10)
+#define COUNT_OF_KERNELS 2
 #elif defined(LNV_VARIANT_SMALL_KERNEL_STRUCT)
 UNUSED static const lnv_kernel kKernels[] = {
     {16, "f32/small/test", LNV_LAYER_NORM, LNV_F32, LNV_F32, LNV_F32, Forward, NULL}};
@@ -62,7 +74,11 @@ UNUSED static const lnv_kernel kKernels[] = {
 UNUSED static const lnv_kernel kKernels[] = {KERNEL("f32/fine/test", Forward)};
 #endif
 
+#ifdef COUNT_OF_KERNELS
+#define COUNT COUNT_OF_KERNELS
+#else
 #define COUNT ((int32_t)(sizeof kKernels / sizeof kKernels[0]))
+#endif
 
 #if defined(LNV_VARIANT_WRONG_ABI_MAJOR)
 UNUSED static const lnv_plugin kPlugin = {sizeof(lnv_plugin), LNV_PLUGIN_ABI_MAJOR + 1, 0, COUNT,

@@ -1,0 +1,2 @@
+// Negative fixture of cmake/check_layering.cmake: the harness is below the tools.
+#include "bench/kernels.h"

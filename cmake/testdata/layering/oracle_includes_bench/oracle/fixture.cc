@@ -1,0 +1,2 @@
+// Negative fixture of cmake/check_layering.cmake: the oracle is a leaf.
+#include "bench/kernels.h"

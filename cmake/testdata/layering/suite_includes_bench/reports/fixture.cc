@@ -1,0 +1,2 @@
+// Negative fixture of cmake/check_layering.cmake: tools do not include each other.
+#include "bench/kernels.h"

@@ -312,12 +312,19 @@ CheckResult RunCheck(const CheckOptions& opt, std::ostream& out) {
     }
     if (!s.ok) ++failed;
   }
-  out << "\n";
-  PrintTable(result.kernels, out);
   result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   result.exit_code = failed == 0 ? 0 : 1;
+  return result;
+}
+
+void PrintCheckReport(const CheckOptions& opt, const CheckResult& result, std::ostream& out) {
+  out << "\n";
+  PrintTable(result.kernels, out);
+  const std::size_t total = result.kernels.size();
+  const std::size_t failed = static_cast<std::size_t>(std::count_if(
+      result.kernels.begin(), result.kernels.end(), [](const KernelSummary& s) { return !s.ok; }));
   out << "\n"
-      << (failed == 0 ? "ok" : "FAILED") << ": " << impls.size() - failed << "/" << impls.size()
+      << (failed == 0 ? "ok" : "FAILED") << ": " << total - failed << "/" << total
       << " kernels as expected (claims_bound within bound, negative controls "
       << "caught, observed matching their baselines); seed " << opt.seed << "; "
       << Fmt("%.1f", result.seconds) << " s\n";
@@ -351,7 +358,6 @@ CheckResult RunCheck(const CheckOptions& opt, std::ostream& out) {
                                                      : s.first_failure)
         << "\n";
   }
-  return result;
 }
 
 int ReplayCase(const std::string& path, const std::vector<ImplInfo>& impls, std::ostream& out,

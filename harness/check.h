@@ -83,9 +83,14 @@ struct CheckResult {
   double seconds = 0.0;
 };
 
-// Runs the check, printing progress, the table and every case file written
-// (with its replay command) to `out`.
+// Runs the check, printing progress and every case file written (with its
+// replay command) to `out`.
 CheckResult RunCheck(const CheckOptions& options, std::ostream& out);
+
+// ln_check's report of a run: the table (kernel, dtype, max ULP, max bound
+// use, verdict), the "ok"/"FAILED" line with the seed and time, the elements
+// without a claim, and why each kernel that is not as expected is not.
+void PrintCheckReport(const CheckOptions& options, const CheckResult& result, std::ostream& out);
 
 // ln_check --replay FILE: prints oracle vs kernel element by element, with
 // error and bound, then the same summary line the run that wrote the file

@@ -48,6 +48,7 @@ TEST(Check, EveryClaimsBoundKernelPassesTheQuickBudgetAndEveryControlIsCaught) {
   }
   EXPECT_GT(controls, 0);
   EXPECT_EQ(r.exit_code, 0);
+  PrintCheckReport(o, r, out);
   std::cout << out.str();  // the table, in the test log
 }
 
@@ -219,6 +220,7 @@ TEST(Check, ExitsOneWhenAClaimBreaksOrAControlIsNotCaught) {
   o.impls = {TestKernel("f32/not_a_control/test", &Accurate, ImplStatus::kNegativeControl)};
   std::ostringstream out2;
   const CheckResult r2 = RunCheck(o, out2);
+  PrintCheckReport(o, r2, out2);
   EXPECT_EQ(r2.exit_code, 1) << out2.str();
   EXPECT_NE(out2.str().find("NOT CAUGHT"), std::string::npos) << out2.str();
 
@@ -329,6 +331,7 @@ TEST(Check, AKernelWithoutAClaimOnTheRandomDataFamiliesIsNotJudged) {
   o.write_cases = false;
   std::ostringstream out;
   const CheckResult r = RunCheck(o, out);
+  PrintCheckReport(o, r, out);
   EXPECT_EQ(r.exit_code, 1) << out.str();
   ASSERT_EQ(r.kernels.size(), 1u);
   EXPECT_NE(r.kernels[0].not_judged.find("of elements without a claim"), std::string::npos)

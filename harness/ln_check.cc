@@ -41,7 +41,9 @@ int main(int argc, char** argv) {
     return load_status;
   }
   options.impls = loaded.impls;
-  const int rc = lnv::RunCheck(options, std::cout).exit_code;
+  const lnv::CheckResult result = lnv::RunCheck(options, std::cout);
+  if (result.exit_code != 2) lnv::PrintCheckReport(options, result, std::cout);
+  const int rc = result.exit_code;
   if (load_status != 0) {
     std::cout << "ln_check: " << loaded.errors.size()
               << " plugin error(s); the kernels that loaded were checked:\n";

@@ -331,6 +331,7 @@ TEST(GpuKernels, MeetTheirBoundsAgainstTheOracle) {
   o.cases_dir = "lnv-cases-gpu";
   std::ostringstream out;
   const CheckResult r = RunCheck(o, out);
+  PrintCheckReport(o, r, out);  // the table, for the log
   EXPECT_EQ(r.kernels.size(), 6u);
   EXPECT_EQ(r.exit_code, 0) << out.str();
   std::printf("%s", out.str().c_str());

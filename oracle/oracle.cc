@@ -786,187 +786,222 @@ ExactValue DgammaOfFiniteRows(std::vector<Row<B>>& rows, const std::vector<int>&
   return DgammaExact<B>(rows, group, leaders, classes, p, j, o, &res->undecided);
 }
 
+// dx of one row: the special-value table for rows of x holding NaN or +-inf,
+// IEEE on the formula where q is not positive or g not finite, else the fast
+// path first and the exact path behind it.
 template <class B>
-OracleBackwardResult Backward(const OracleProblem& p, const OracleOptions& o) {
+void DxOfRow(Row<B>& row, const OracleProblem& p, std::int64_t row_i, const OracleOptions& o,
+             OracleBackwardResult* res) {
   using Int = typename B::Int;
   using R = oracle_internal::Rat<Int>;
   using oracle_internal::Add;
   using oracle_internal::Mul;
   using oracle_internal::Sub;
+  const bool layer = p.norm == OracleNorm::kLayerNorm;
+  const Int dd(static_cast<std::uint64_t>(p.d));
+  ExactValue* dx = res->dx.data() + row_i * p.d;
+  const double* dy = p.dy.data() + row_i * p.d;
+  // Each factor, not their double product: finite dy and gamma whose product
+  // overflows binary64 still have an exact, often finite, dx.
+  bool g_finite = true;
+  for (std::int64_t i = 0; i < p.d; ++i) {
+    if (!std::isfinite(dy[i]) || !std::isfinite(ParamD(p.gamma, i, 1.0))) g_finite = false;
+  }
+  if (!row.finite()) {  // the table: a NaN enters b = mean(g xhat), with either norm
+    for (std::int64_t i = 0; i < p.d; ++i) dx[i] = ByTable(kNaN);
+    return;
+  }
+  if (!g_finite || row.q_kind() == QKind::kNaN || row.q_kind() == QKind::kNegative ||
+      row.q_kind() == QKind::kZero) {
+    for (std::int64_t i = 0; i < p.d; ++i) dx[i] = Special(kNaN);
+    return;
+  }
+  if (row.q_kind() == QKind::kPosInf) {  // r = 0: dx = 0 * (finite) = +0
+    for (std::int64_t i = 0; i < p.d; ++i) dx[i] = Special(0.0);
+    return;
+  }
+  // g_i = dy_i gamma_i; a = mean(g); T = sum g_i n_i; dx_i = r (g_i - a - n_i T/(d q)).
+  // The exact a and T/(d q) are computed only if some element needs them.
+  bool have_exact = false;
+  std::vector<R> g;
+  R a, b_over_q;
+  auto ensure_exact = [&] {
+    if (have_exact) return;
+    have_exact = true;
+    g.resize(p.d);
+    R sum_g, t;
+    for (std::int64_t i = 0; i < p.d; ++i) {
+      g[i] = Mul(oracle_internal::FromDouble<Int>(dy[i]), Param<Int>(p.gamma, i, 1.0));
+      sum_g = Add(sum_g, g[i]);
+      t = Add(t, Mul(g[i], row.N(i)));
+    }
+    a = layer ? R{sum_g.num, Int(sum_g.den * dd), sum_g.exp} : R{};
+    if (a.num.is_zero()) a = R{};
+    b_over_q = oracle_internal::Div(R{t.num, Int(t.den * dd), t.exp}, row.q());
+  };
+  const bool fast = o.fast_path && p.out_format.precision <= 26 && row.PrepareFast();
+  FastBackwardRow fb;
+  if (fast) fb = PrepareFastBackward(row, p, dy, layer);
+  for (std::int64_t i = 0; i < p.d; ++i) {
+    if (fast && fb.ok) {
+      const double gam = ParamD(p.gamma, i, 1.0);
+      const double gh = dy[i] * gam;
+      const double gl = std::fma(dy[i], gam, -gh);  // g = gh + gl, exact but for underflow
+      using oracle_internal::Edd;
+      const Edd g_w{gh, gl, 2 * kTiny};
+      const Edd n_w = row.NFastWord(i);
+      const Edd c = AddEdd(AddEdd(g_w, oracle_internal::NegEdd(fb.a)),
+                           oracle_internal::NegEdd(oracle_internal::MulEdd(n_w, fb.b_over_q)));
+      if (oracle_internal::DecideFast(
+              oracle_internal::ToEd(oracle_internal::MulEdd(c, row.r_word())), p.out_format,
+              &dx[i])) {
+        continue;
+      }
+    }
+    ++res->slow_path;
+    ensure_exact();
+    const R c = Sub(Sub(g[i], a), Mul(row.N(i), b_over_q));
+    dx[i] = EvalAffine<B>(row, R{}, c, p.out_format, o, &res->undecided);
+  }
+}
+
+// The rows of positive q grouped by equal q: group[r] indexes `leaders`, the
+// first row of each q (-1 for rows without a positive q). Equal q have equal
+// nearest doubles: q are compared exactly only within such a bucket.
+template <class B>
+void GroupRowsByQ(const std::vector<Row<B>>& rows, std::vector<int>* group,
+                  std::vector<std::int64_t>* leaders) {
+  group->assign(rows.size(), -1);
+  std::unordered_map<double, std::vector<int>> buckets;
+  for (std::size_t r = 0; r < rows.size(); ++r) {
+    if (!rows[r].finite() || rows[r].q_kind() != QKind::kPositive) continue;
+    std::vector<int>& bucket = buckets[oracle_internal::ToDouble(rows[r].q())];
+    for (int k : bucket) {
+      if (oracle_internal::Compare(rows[r].q(), rows[(*leaders)[k]].q()) == 0) {
+        (*group)[r] = k;
+        break;
+      }
+    }
+    if ((*group)[r] < 0) {
+      bucket.push_back(static_cast<int>(leaders->size()));
+      (*group)[r] = static_cast<int>(leaders->size());
+      leaders->push_back(static_cast<std::int64_t>(r));
+    }
+  }
+}
+
+// The IEEE side of column j's sums: which non-finite terms dbeta = sum dy
+// and dgamma = sum dy xhat hold, and whether the special-value table decides.
+struct ColumnSpecials {
+  bool nan_b = false, pinf_b = false, ninf_b = false;
+  bool nan_g = false, pinf_g = false, ninf_g = false;
+  // Rows of x holding NaN or +-inf (the table): a term that is NaN in every
+  // evaluation order, or the +-0 of an RMSNorm row with +-inf (NaN in the
+  // max-scaled order); and whether every row is such a row.
+  bool table_nan_g = false, nan_accepted_g = false, only_table_rows = true;
+};
+
+template <class B>
+ColumnSpecials ClassifyColumn(const std::vector<Row<B>>& rows, const OracleProblem& p,
+                              std::int64_t j) {
+  ColumnSpecials cs;
+  for (std::int64_t r = 0; r < p.rows; ++r) {
+    const double v = p.dy[r * p.d + j];
+    if (std::isnan(v))
+      cs.nan_b = true;
+    else if (std::isinf(v))
+      (v > 0 ? cs.pinf_b : cs.ninf_b) = true;
+    const Row<B>& row = rows[r];
+    if (!row.finite()) {
+      // xhat_j = x_j * (+0) = +-0 only for a finite x_j of an RMSNorm row with r = +0.
+      if (row.q_kind() == QKind::kPosInf && std::isfinite(row.x()[j]) && std::isfinite(v)) {
+        cs.nan_accepted_g = true;
+      } else {
+        cs.nan_g = cs.table_nan_g = true;
+      }
+      continue;
+    }
+    cs.only_table_rows = false;
+    // dy * xhat: q <= 0 and 0 * inf are NaN; inf * nonzero is inf.
+    const QKind qk = row.q_kind();
+    if (qk == QKind::kNaN || qk == QKind::kNegative || std::isnan(v)) {
+      cs.nan_g = true;
+      continue;
+    }
+    if (qk == QKind::kPosInf) {  // xhat = 0
+      if (std::isinf(v)) cs.nan_g = true;
+      continue;
+    }
+    if (qk == QKind::kPositive && std::isfinite(v)) continue;  // a finite term
+    const int ns = row.N(j).num.sign();
+    const bool xhat_inf = qk == QKind::kZero && ns != 0;
+    if (qk == QKind::kZero && ns == 0) {
+      cs.nan_g = true;
+      continue;
+    }
+    if (std::isinf(v) || xhat_inf) {
+      if (v == 0.0 || ns == 0) {
+        cs.nan_g = true;
+      } else {
+        ((v > 0) == (ns > 0) ? cs.pinf_g : cs.ninf_g) = true;
+      }
+    }
+  }
+  return cs;
+}
+
+// dbeta_j = sum over rows of dy: IEEE when a term is not finite, else the
+// fast sum first and the exact rational behind it.
+template <class B>
+ExactValue DbetaOfColumn(const OracleProblem& p, std::int64_t j, const ColumnSpecials& cs,
+                         const OracleOptions& o) {
+  using R = oracle_internal::Rat<typename B::Int>;
+  if (cs.nan_b || cs.pinf_b || cs.ninf_b)
+    return Special(NonFiniteSum(cs.nan_b, cs.pinf_b, cs.ninf_b));
+  ExactValue v;
+  if (o.fast_path && p.param_format.precision <= 26 && DbetaFast(p, j, &v)) return v;
+  R sum_dy;
+  for (std::int64_t r = 0; r < p.rows; ++r) {
+    sum_dy = oracle_internal::Add(sum_dy,
+                                  oracle_internal::FromDouble<typename B::Int>(p.dy[r * p.d + j]));
+  }
+  return FromRational(sum_dy, p.param_format);
+}
+
+template <class B>
+OracleBackwardResult Backward(const OracleProblem& p, const OracleOptions& o) {
   Validate(p, true);
   const bool layer = p.norm == OracleNorm::kLayerNorm;
   OracleBackwardResult res;
   res.dx.resize(p.rows * p.d);
-  const bool try_fast = o.fast_path && p.out_format.precision <= 26;
-  const Int dd(static_cast<std::uint64_t>(p.d));
-
   std::vector<Row<B>> rows;
   rows.reserve(p.rows);
   for (std::int64_t row_i = 0; row_i < p.rows; ++row_i) {
     rows.emplace_back(p, row_i);
-    Row<B>& row = rows.back();
-    ExactValue* dx = res.dx.data() + row_i * p.d;
-    const double* dy = p.dy.data() + row_i * p.d;
-    // Each factor, not their double product: finite dy and gamma whose product
-    // overflows binary64 still have an exact, often finite, dx.
-    bool g_finite = true;
-    for (std::int64_t i = 0; i < p.d; ++i) {
-      if (!std::isfinite(dy[i]) || !std::isfinite(ParamD(p.gamma, i, 1.0))) g_finite = false;
-    }
-    if (!row.finite()) {  // the table: a NaN enters b = mean(g xhat), with either norm
-      for (std::int64_t i = 0; i < p.d; ++i) dx[i] = ByTable(kNaN);
-      continue;
-    }
-    if (!g_finite || row.q_kind() == QKind::kNaN || row.q_kind() == QKind::kNegative ||
-        row.q_kind() == QKind::kZero) {
-      for (std::int64_t i = 0; i < p.d; ++i) dx[i] = Special(kNaN);
-      continue;
-    }
-    if (row.q_kind() == QKind::kPosInf) {  // r = 0: dx = 0 * (finite) = +0
-      for (std::int64_t i = 0; i < p.d; ++i) dx[i] = Special(0.0);
-      continue;
-    }
-    // g_i = dy_i gamma_i; a = mean(g); T = sum g_i n_i; dx_i = r (g_i - a - n_i T/(d q)).
-    // The exact a and T/(d q) are computed only if some element needs them.
-    bool have_exact = false;
-    std::vector<R> g;
-    R a, b_over_q;
-    auto ensure_exact = [&] {
-      if (have_exact) return;
-      have_exact = true;
-      g.resize(p.d);
-      R sum_g, t;
-      for (std::int64_t i = 0; i < p.d; ++i) {
-        g[i] = Mul(oracle_internal::FromDouble<Int>(dy[i]), Param<Int>(p.gamma, i, 1.0));
-        sum_g = Add(sum_g, g[i]);
-        t = Add(t, Mul(g[i], row.N(i)));
-      }
-      a = layer ? R{sum_g.num, Int(sum_g.den * dd), sum_g.exp} : R{};
-      if (a.num.is_zero()) a = R{};
-      b_over_q = oracle_internal::Div(R{t.num, Int(t.den * dd), t.exp}, row.q());
-    };
-    const bool fast = try_fast && row.PrepareFast();
-    FastBackwardRow fb;
-    if (fast) fb = PrepareFastBackward(row, p, dy, layer);
-    for (std::int64_t i = 0; i < p.d; ++i) {
-      if (fast && fb.ok) {
-        const double gam = ParamD(p.gamma, i, 1.0);
-        const double gh = dy[i] * gam;
-        const double gl = std::fma(dy[i], gam, -gh);  // g = gh + gl, exact but for underflow
-        using oracle_internal::Edd;
-        const Edd g_w{gh, gl, 2 * kTiny};
-        const Edd n_w = row.NFastWord(i);
-        const Edd c = AddEdd(AddEdd(g_w, oracle_internal::NegEdd(fb.a)),
-                             oracle_internal::NegEdd(oracle_internal::MulEdd(n_w, fb.b_over_q)));
-        if (oracle_internal::DecideFast(
-                oracle_internal::ToEd(oracle_internal::MulEdd(c, row.r_word())), p.out_format,
-                &dx[i])) {
-          continue;
-        }
-      }
-      ++res.slow_path;
-      ensure_exact();
-      const R c = Sub(Sub(g[i], a), Mul(row.N(i), b_over_q));
-      dx[i] = EvalAffine<B>(row, R{}, c, p.out_format, o, &res.undecided);
-    }
+    DxOfRow<B>(rows.back(), p, row_i, o, &res);
   }
-
   // dbeta_j = sum_rows dy (exact); dgamma_j = sum_rows dy n r, grouped by equal q
   // here and by square class of q (on first use) in DgammaExact.
-  const bool try_fast_param = o.fast_path && p.param_format.precision <= 26;
-  std::vector<int> group(p.rows, -1);
+  std::vector<int> group;
   std::vector<std::int64_t> leaders;
-  // Equal q have equal nearest doubles: compare exactly only within a bucket.
-  std::unordered_map<double, std::vector<int>> buckets;
-  for (std::int64_t r = 0; r < p.rows; ++r) {
-    if (!rows[r].finite() || rows[r].q_kind() != QKind::kPositive) continue;
-    std::vector<int>& bucket = buckets[oracle_internal::ToDouble(rows[r].q())];
-    for (int k : bucket) {
-      if (oracle_internal::Compare(rows[r].q(), rows[leaders[k]].q()) == 0) {
-        group[r] = k;
-        break;
-      }
-    }
-    if (group[r] < 0) bucket.push_back(static_cast<int>(leaders.size()));
-    if (group[r] < 0) {
-      group[r] = static_cast<int>(leaders.size());
-      leaders.push_back(r);
-    }
-  }
+  GroupRowsByQ<B>(rows, &group, &leaders);
   SquareClasses<B> classes;
   if (layer) res.dbeta.resize(p.d);
   res.dgamma.resize(p.d);
   for (std::int64_t j = 0; j < p.d; ++j) {
-    // Non-finite terms first: IEEE semantics of the sums.
-    bool nan_b = false, pinf_b = false, ninf_b = false;
-    bool nan_g = false, pinf_g = false, ninf_g = false;
-    // Rows of x holding NaN or +-inf (the table): a term that is NaN in every
-    // evaluation order, or the +-0 of an RMSNorm row with +-inf (NaN in the
-    // max-scaled order); and whether every row is such a row.
-    bool table_nan_g = false, nan_accepted_g = false, only_table_rows = true;
-    for (std::int64_t r = 0; r < p.rows; ++r) {
-      const double v = p.dy[r * p.d + j];
-      if (std::isnan(v))
-        nan_b = true;
-      else if (std::isinf(v))
-        (v > 0 ? pinf_b : ninf_b) = true;
-      const Row<B>& row = rows[r];
-      if (!row.finite()) {
-        // xhat_j = x_j * (+0) = +-0 only for a finite x_j of an RMSNorm row with r = +0.
-        if (row.q_kind() == QKind::kPosInf && std::isfinite(row.x()[j]) && std::isfinite(v)) {
-          nan_accepted_g = true;
-        } else {
-          nan_g = table_nan_g = true;
-        }
-        continue;
-      }
-      only_table_rows = false;
-      // dy * xhat: q <= 0 and 0 * inf are NaN; inf * nonzero is inf.
-      const QKind qk = row.q_kind();
-      if (qk == QKind::kNaN || qk == QKind::kNegative || std::isnan(v)) {
-        nan_g = true;
-        continue;
-      }
-      if (qk == QKind::kPosInf) {  // xhat = 0
-        if (std::isinf(v)) nan_g = true;
-        continue;
-      }
-      if (qk == QKind::kPositive && std::isfinite(v)) continue;  // a finite term
-      const int ns = row.N(j).num.sign();
-      const bool xhat_inf = qk == QKind::kZero && ns != 0;
-      if (qk == QKind::kZero && ns == 0) {
-        nan_g = true;
-        continue;
-      }
-      if (std::isinf(v) || xhat_inf) {
-        if (v == 0.0 || ns == 0) {
-          nan_g = true;
-        } else {
-          ((v > 0) == (ns > 0) ? pinf_g : ninf_g) = true;
-        }
-      }
-    }
-    if (layer) {
-      if (nan_b || pinf_b || ninf_b) {
-        res.dbeta[j] = Special(NonFiniteSum(nan_b, pinf_b, ninf_b));
-      } else if (!try_fast_param || !DbetaFast(p, j, &res.dbeta[j])) {
-        R sum_dy;
-        for (std::int64_t r = 0; r < p.rows; ++r) {
-          sum_dy = Add(sum_dy, oracle_internal::FromDouble<Int>(p.dy[r * p.d + j]));
-        }
-        res.dbeta[j] = FromRational(sum_dy, p.param_format);
-      }
-    }
-    if (nan_g || pinf_g || ninf_g) {
-      res.dgamma[j] = table_nan_g ? ByTable(kNaN) : Special(NonFiniteSum(nan_g, pinf_g, ninf_g));
+    const ColumnSpecials cs = ClassifyColumn<B>(rows, p, j);
+    if (layer) res.dbeta[j] = DbetaOfColumn<B>(p, j, cs, o);
+    if (cs.nan_g || cs.pinf_g || cs.ninf_g) {
+      res.dgamma[j] =
+          cs.table_nan_g ? ByTable(kNaN) : Special(NonFiniteSum(cs.nan_g, cs.pinf_g, cs.ninf_g));
       continue;
     }
-    if (only_table_rows) {  // every term +-0: an exact zero (+0, oracle.h), or NaN
+    if (cs.only_table_rows) {  // every term +-0: an exact zero (+0, oracle.h), or NaN
       res.dgamma[j] = ByTable(0.0, true);
       continue;
     }
     res.dgamma[j] = DgammaOfFiniteRows<B>(rows, group, leaders, classes, p, j, o, &res);
-    res.dgamma[j].nan_accepted = nan_accepted_g;
+    res.dgamma[j].nan_accepted = cs.nan_accepted_g;
   }
   return res;
 }

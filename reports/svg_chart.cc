@@ -204,7 +204,18 @@ int PointCount(const Chart& c) {
   return n;
 }
 
-std::string RenderChart(const Chart& c) {
+namespace {
+
+// The plot area and the two axes' mappings, shared by every part of a chart.
+struct Frame {
+  Mapped mx, my;
+  double plot_w = kW - kLeft - kRight;
+  double x0 = kLeft, y0 = kTop + kPlotH;  // the plot's bottom-left corner
+  double px(double t) const { return x0 + plot_w * std::clamp(t, 0.0, 1.0); }
+  double py(double t) const { return y0 - kPlotH * std::clamp(t, 0.0, 1.0); }
+};
+
+Frame FrameOf(const Chart& c) {
   std::vector<double> xs, ys;
   bool any_bars = false;
   for (const ChartSeries& s : c.series) {
@@ -215,84 +226,85 @@ std::string RenderChart(const Chart& c) {
     }
   }
   for (const ChartHLine& h : c.hlines) ys.push_back(h.y);
-  const Mapped mx = MapAxis(c.x, xs, false);
-  const Mapped my = MapAxis(c.y, ys, any_bars);
-  const double plot_w = kW - kLeft - kRight;
-  const double x0 = kLeft, y0 = kTop + kPlotH;  // plot's bottom-left corner
-  auto px = [&](double t) { return x0 + plot_w * std::clamp(t, 0.0, 1.0); };
-  auto py = [&](double t) { return y0 - kPlotH * std::clamp(t, 0.0, 1.0); };
+  Frame f;
+  f.mx = MapAxis(c.x, xs, false);
+  f.my = MapAxis(c.y, ys, any_bars);
+  return f;
+}
 
-  int legend_items = static_cast<int>(c.series.size() + c.hlines.size() + c.bands.size());
-  bool any_off = false;
+// Whether some marker lies off the axis (then the legend explains the arrows).
+bool AnyOffAxis(const Chart& c, const Frame& f) {
   for (const ChartSeries& s : c.series) {
     if (s.bars) continue;
     for (const ChartPoint& p : s.points) {
-      const double fy = my.Valid(p.y) ? my.Frac(p.y) : 2.0;
-      if (!my.Valid(p.y) || fy > 1 || fy < 0) any_off = true;
+      const double fy = f.my.Valid(p.y) ? f.my.Frac(p.y) : 2.0;
+      if (!f.my.Valid(p.y) || fy > 1 || fy < 0) return true;
     }
   }
-  if (any_off) ++legend_items;
-  const int legend_rows = (legend_items + 1) / 2;
-  const double height = y0 + 40 + legend_rows * kLegendRow + 8;
+  return false;
+}
 
+// Bands (behind everything), grid, ticks, frame and axis labels.
+std::string AxesSvg(const Chart& c, const Frame& f) {
   std::string o;
-  o += "<figure class=\"chart\" id=\"" + HtmlEscape(c.id) + "\">";
-  o += "<svg viewBox=\"0 0 " + F(kW) + " " + F(height) + "\" role=\"img\" aria-labelledby=\"" +
-       HtmlEscape(c.id) + "-t " + HtmlEscape(c.id) + "-d\">";
-  o += "<title id=\"" + HtmlEscape(c.id) + "-t\">" + HtmlEscape(c.title) + "</title>";
-  o += "<desc id=\"" + HtmlEscape(c.id) + "-d\">" + HtmlEscape(c.description) + "</desc>";
-  o += "<text class=\"ct\" x=\"" + F(kW / 2) + "\" y=\"16\" text-anchor=\"middle\">" +
-       HtmlEscape(c.title) + "</text>";
-  // Bands (behind everything).
   for (const ChartBand& b : c.bands) {
-    const double a = px(mx.Frac(b.x0)), z = px(mx.Frac(b.x1));
+    const double a = f.px(f.mx.Frac(b.x0)), z = f.px(f.mx.Frac(b.x1));
     o += "<rect class=\"band\" x=\"" + F(std::min(a, z)) + "\" y=\"" + F(kTop) + "\" width=\"" +
          F(std::fabs(z - a)) + "\" height=\"" + F(kPlotH) + "\"><title>" + HtmlEscape(b.label) +
          "</title></rect>";
   }
-  // Grid and ticks.
   o += "<g class=\"axis\">";
   auto xticks = c.x.ticks;
   if (xticks.empty()) {
-    for (double t = mx.lo; t <= mx.hi + 1e-9; t += mx.step) xticks.push_back({t, TickLabel(mx, t)});
+    for (double t = f.mx.lo; t <= f.mx.hi + 1e-9; t += f.mx.step) {
+      xticks.push_back({t, TickLabel(f.mx, t)});
+    }
   } else {
-    for (auto& [v, label] : xticks) v = mx.T(v);
+    for (auto& [v, label] : xticks) v = f.mx.T(v);
   }
   for (const auto& [t, label] : xticks) {
-    const double x = px((t - mx.lo) / (mx.hi - mx.lo));
+    const double x = f.px((t - f.mx.lo) / (f.mx.hi - f.mx.lo));
     o += "<line class=\"grid\" x1=\"" + F(x) + "\" y1=\"" + F(kTop) + "\" x2=\"" + F(x) +
-         "\" y2=\"" + F(y0) + "\"/>";
-    o += "<text x=\"" + F(x) + "\" y=\"" + F(y0 + 14) + "\" text-anchor=\"middle\">" +
+         "\" y2=\"" + F(f.y0) + "\"/>";
+    o += "<text x=\"" + F(x) + "\" y=\"" + F(f.y0 + 14) + "\" text-anchor=\"middle\">" +
          HtmlEscape(label) + "</text>";
   }
   auto yticks = c.y.ticks;
   if (yticks.empty()) {
-    for (double t = my.lo; t <= my.hi + 1e-9; t += my.step) yticks.push_back({t, TickLabel(my, t)});
+    for (double t = f.my.lo; t <= f.my.hi + 1e-9; t += f.my.step) {
+      yticks.push_back({t, TickLabel(f.my, t)});
+    }
   } else {
-    for (auto& [v, label] : yticks) v = my.T(v);
+    for (auto& [v, label] : yticks) v = f.my.T(v);
   }
   for (const auto& [t, label] : yticks) {
-    const double y = py((t - my.lo) / (my.hi - my.lo));
-    o += "<line class=\"grid\" x1=\"" + F(x0) + "\" y1=\"" + F(y) + "\" x2=\"" + F(x0 + plot_w) +
-         "\" y2=\"" + F(y) + "\"/>";
-    o += "<text x=\"" + F(x0 - 5) + "\" y=\"" + F(y + 3.5) + "\" text-anchor=\"end\">" +
+    const double y = f.py((t - f.my.lo) / (f.my.hi - f.my.lo));
+    o += "<line class=\"grid\" x1=\"" + F(f.x0) + "\" y1=\"" + F(y) + "\" x2=\"" +
+         F(f.x0 + f.plot_w) + "\" y2=\"" + F(y) + "\"/>";
+    o += "<text x=\"" + F(f.x0 - 5) + "\" y=\"" + F(y + 3.5) + "\" text-anchor=\"end\">" +
          HtmlEscape(label) + "</text>";
   }
-  o += "<rect class=\"frame\" x=\"" + F(x0) + "\" y=\"" + F(kTop) + "\" width=\"" + F(plot_w) +
+  o += "<rect class=\"frame\" x=\"" + F(f.x0) + "\" y=\"" + F(kTop) + "\" width=\"" + F(f.plot_w) +
        "\" height=\"" + F(kPlotH) + "\"/>";
-  o += "<text class=\"al\" x=\"" + F(x0 + plot_w / 2) + "\" y=\"" + F(y0 + 32) +
+  o += "<text class=\"al\" x=\"" + F(f.x0 + f.plot_w / 2) + "\" y=\"" + F(f.y0 + 32) +
        "\" text-anchor=\"middle\">" + HtmlEscape(c.x.label) + "</text>";
   o += "<text class=\"al\" transform=\"translate(13 " + F(kTop + kPlotH / 2) +
        ") rotate(-90)\" text-anchor=\"middle\">" + HtmlEscape(c.y.label) + "</text>";
   o += "</g>";
-  // Reference lines.
+  return o;
+}
+
+// Reference lines, then each line series as polylines (broken at group
+// changes and at values the axis cannot show).
+std::string LinesSvg(const Chart& c, const Frame& f) {
+  std::string o;
   for (const ChartHLine& h : c.hlines) {
-    if (!my.Valid(h.y)) continue;
-    const double y = py(my.Frac(h.y));
-    o += "<line class=\"ref\" x1=\"" + F(x0) + "\" y1=\"" + F(y) + "\" x2=\"" + F(x0 + plot_w) +
-         "\" y2=\"" + F(y) + "\"><title>" + HtmlEscape(h.label) + "</title></line>";
+    if (!f.my.Valid(h.y)) continue;
+    const double y = f.py(f.my.Frac(h.y));
+    o += "<line class=\"ref\" x1=\"" + F(f.x0) + "\" y1=\"" + F(y) + "\" x2=\"" +
+         F(f.x0 + f.plot_w) + "\" y2=\"" + F(y) + "\"><title>" + HtmlEscape(h.label) +
+         "</title></line>";
   }
-  // Series: lines first, then bars and points on top.
   for (const ChartSeries& s : c.series) {
     if (!s.line) continue;
     std::vector<const ChartPoint*> pts;
@@ -315,56 +327,67 @@ std::string RenderChart(const Chart& c) {
         flush();
         group = p->group;
       }
-      if (!mx.Valid(p->x) || !my.Valid(p->y)) {
+      if (!f.mx.Valid(p->x) || !f.my.Valid(p->y)) {
         flush();
         continue;
       }
       if (!seg.empty()) seg += ' ';
-      seg += F(px(mx.Frac(p->x))) + "," + F(py(my.Frac(p->y)));
+      seg += F(f.px(f.mx.Frac(p->x))) + "," + F(f.py(f.my.Frac(p->y)));
     }
     flush();
   }
+  return o;
+}
+
+// One point of a series: a bar, a marker, or an arrow on the edge for a
+// value off the axis.
+std::string PointSvg(const ChartSeries& s, const ChartPoint& p, const Frame& f) {
+  if (s.bars) {
+    const double xl = f.px(f.mx.Frac(p.x + s.bar_offset - s.bar_width / 2));
+    const double xr = f.px(f.mx.Frac(p.x + s.bar_offset + s.bar_width / 2));
+    const double yt = f.py(f.my.Valid(p.y) ? f.my.Frac(p.y) : 0);
+    return "<rect class=\"pt bar\" x=\"" + F(xl) + "\" y=\"" + F(yt) + "\" width=\"" +
+           F(std::max(0.5, xr - xl)) + "\" height=\"" + F(std::max(0.0, f.y0 - yt)) + "\" fill=\"" +
+           s.color + "\"><title>" + HtmlEscape(p.tip) + "</title></rect>";
+  }
+  if (s.marker == Marker::kNone) return "";
+  const double fx = f.mx.Valid(p.x) ? f.mx.Frac(p.x) : (p.x > 0 ? 2.0 : -1.0);
+  const double fy = f.my.Valid(p.y) ? f.my.Frac(p.y) : (p.y > 0 ? 2.0 : -1.0);
+  const bool off = fy > 1 || fy < 0 || fx > 1 || fx < 0;
+  if (!off) return MarkerSvg(s.marker, f.px(fx), f.py(fy), s.color, s.hollow, "pt", p.tip);
+  // On the edge, pointing where the value is.
+  const double x = f.px(fx), y = f.py(fy);
+  const bool up = fy > 1;
+  const std::string d = up ? "M" + F(x) + " " + F(y - 1) + "L" + F(x + 4) + " " + F(y + 6) + "L" +
+                                 F(x - 4) + " " + F(y + 6) + "Z"
+                           : "M" + F(x) + " " + F(y + 1) + "L" + F(x + 4) + " " + F(y - 6) + "L" +
+                                 F(x - 4) + " " + F(y - 6) + "Z";
+  return "<path class=\"pt off\" d=\"" + d + "\" fill=\"" + s.color +
+         "\" stroke=\"#000\" stroke-width=\"0.6\"><title>" +
+         HtmlEscape(p.tip + (up ? " (above the axis)" : " (at or below the axis floor)")) +
+         "</title></path>";
+}
+
+std::string PointsSvg(const Chart& c, const Frame& f) {
+  std::string o;
   for (const ChartSeries& s : c.series) {
     o += "<g class=\"series\" data-name=\"" + HtmlEscape(s.name) + "\">";
     for (const ChartPoint& p : s.points) {
-      if (std::isnan(p.x)) continue;
-      if (s.bars) {
-        const double xl = px(mx.Frac(p.x + s.bar_offset - s.bar_width / 2));
-        const double xr = px(mx.Frac(p.x + s.bar_offset + s.bar_width / 2));
-        const double yt = py(my.Valid(p.y) ? my.Frac(p.y) : 0);
-        o += "<rect class=\"pt bar\" x=\"" + F(xl) + "\" y=\"" + F(yt) + "\" width=\"" +
-             F(std::max(0.5, xr - xl)) + "\" height=\"" + F(std::max(0.0, y0 - yt)) + "\" fill=\"" +
-             s.color + "\"><title>" + HtmlEscape(p.tip) + "</title></rect>";
-        continue;
-      }
-      if (s.marker == Marker::kNone) continue;
-      const double fx = mx.Valid(p.x) ? mx.Frac(p.x) : (p.x > 0 ? 2.0 : -1.0);
-      const double fy = my.Valid(p.y) ? my.Frac(p.y) : (p.y > 0 ? 2.0 : -1.0);
-      const bool off = fy > 1 || fy < 0 || fx > 1 || fx < 0;
-      if (off) {
-        // On the edge, pointing where the value is.
-        const double x = px(fx), y = py(fy);
-        const bool up = fy > 1;
-        const std::string d = up ? "M" + F(x) + " " + F(y - 1) + "L" + F(x + 4) + " " + F(y + 6) +
-                                       "L" + F(x - 4) + " " + F(y + 6) + "Z"
-                                 : "M" + F(x) + " " + F(y + 1) + "L" + F(x + 4) + " " + F(y - 6) +
-                                       "L" + F(x - 4) + " " + F(y - 6) + "Z";
-        o += "<path class=\"pt off\" d=\"" + d + "\" fill=\"" + s.color +
-             "\" stroke=\"#000\" stroke-width=\"0.6\"><title>" +
-             HtmlEscape(p.tip + (up ? " (above the axis)" : " (at or below the axis floor)")) +
-             "</title></path>";
-        continue;
-      }
-      o += MarkerSvg(s.marker, px(fx), py(fy), s.color, s.hollow, "pt", p.tip);
+      if (!std::isnan(p.x)) o += PointSvg(s, p, f);
     }
     o += "</g>";
   }
-  // Legend, two columns under the plot.
-  o += "<g class=\"legend\">";
+  return o;
+}
+
+// The legend, two columns under the plot: series, reference lines, bands,
+// and the off-axis arrow when some point needs it.
+std::string LegendSvg(const Chart& c, const Frame& f, bool any_off) {
+  std::string o = "<g class=\"legend\">";
   int item = 0;
   auto slot = [&](double* lx, double* ly) {
-    *lx = x0 + (item % 2) * (plot_w / 2);
-    *ly = y0 + 48 + (item / 2) * kLegendRow;
+    *lx = f.x0 + (item % 2) * (f.plot_w / 2);
+    *ly = f.y0 + 48 + (item / 2) * kLegendRow;
     ++item;
   };
   for (const ChartSeries& s : c.series) {
@@ -407,7 +430,29 @@ std::string RenderChart(const Chart& c) {
          "<text x=\"" + F(lx + 23) + "\" y=\"" + F(ly + 3) +
          "\">off the axis (non-finite, zero or beyond)</text>";
   }
-  o += "</g></svg>";
+  return o + "</g>";
+}
+
+}  // namespace
+
+std::string RenderChart(const Chart& c) {
+  const Frame f = FrameOf(c);
+  const bool any_off = AnyOffAxis(c, f);
+  int legend_items = static_cast<int>(c.series.size() + c.hlines.size() + c.bands.size());
+  if (any_off) ++legend_items;
+  const int legend_rows = (legend_items + 1) / 2;
+  const double height = f.y0 + 40 + legend_rows * kLegendRow + 8;
+  const std::string id = HtmlEscape(c.id);
+  std::string o;
+  o += "<figure class=\"chart\" id=\"" + id + "\">";
+  o += "<svg viewBox=\"0 0 " + F(kW) + " " + F(height) + "\" role=\"img\" aria-labelledby=\"" + id +
+       "-t " + id + "-d\">";
+  o += "<title id=\"" + id + "-t\">" + HtmlEscape(c.title) + "</title>";
+  o += "<desc id=\"" + id + "-d\">" + HtmlEscape(c.description) + "</desc>";
+  o += "<text class=\"ct\" x=\"" + F(kW / 2) + "\" y=\"16\" text-anchor=\"middle\">" +
+       HtmlEscape(c.title) + "</text>";
+  o += AxesSvg(c, f) + LinesSvg(c, f) + PointsSvg(c, f) + LegendSvg(c, f, any_off);
+  o += "</svg>";
   if (!c.description.empty()) {
     o += "<figcaption>" + HtmlEscape(c.description) + "</figcaption>";
   }

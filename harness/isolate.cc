@@ -16,6 +16,7 @@
 #include <cstdio>
 #include <cstring>
 #include <mutex>
+#include <optional>
 
 namespace lnv {
 namespace {
@@ -371,31 +372,16 @@ CallResult Isolator::Backward(const ImplInfo& impl, const BackwardArgs& a) {
               8);
 }
 
-CallResult Isolator::Call(int op, const void* fn, const ImplInfo& impl, std::int64_t rows,
-                          std::int64_t d, float eps, Buffer* buffers, int count) {
-  CallResult result;
-  const auto harness_error = [&](const std::string& why) {
-    result.status = CallStatus::kHarnessError;
-    result.message = "isolation failed: " + why;
-    return result;
-  };
-  if (!error_.empty()) return harness_error(error_);
-  if (fn == nullptr) return harness_error(impl.name + " has no such function");
+namespace {
 
-  // Layout: header page, then per buffer [guard][data pages], then a guard.
-  const std::uint64_t page = static_cast<std::uint64_t>(sysconf(_SC_PAGESIZE));
-  Request req = {};
-  req.op = op;
-  req.count = count;
-  req.fn = reinterpret_cast<std::uint64_t>(fn);
-  req.rows = rows;
-  req.d = d;
-  req.eps = eps;
-  req.timeout_seconds = options_.timeout_seconds;
-  req.page = page;
+// Lays the buffers out in the memfd: a header page, then per buffer [guard
+// page][data pages, the data at their end], then a last guard. Fills each
+// buffer's wire entry and req->buffers; returns the total size.
+template <class Buf>
+std::uint64_t LayOut(Buf* buffers, int count, std::uint64_t page, Request* req) {
   std::uint64_t pos = page;
   for (int i = 0; i < count; ++i) {
-    Buffer& b = buffers[i];
+    Buf& b = buffers[i];
     WireBuffer& w = b.wire;
     w = {};
     if (b.src == nullptr) continue;
@@ -407,9 +393,120 @@ CallResult Isolator::Call(int op, const void* fn, const ImplInfo& impl, std::int
     w.data_end = w.data_begin + std::max<std::uint64_t>(page, RoundUp(padded, page));
     w.start = w.data_end - padded;  // overruns reach the tail canary, then the guard page
     pos = w.data_end;
-    req.buffers[i] = w;
+    req->buffers[i] = w;
   }
-  req.total = pos + page;
+  return pos + page;
+}
+
+// Names an offset into the memfd by the nearest buffer: "byte 64 of y, past
+// its end (y has bytes 0 to 63)". Sets *inside when within a buffer.
+template <class Buf>
+std::string Locate(std::uint64_t off, const Buf* buffers, int count, bool* inside) {
+  *inside = false;
+  std::string best = "the harness's header page";
+  std::uint64_t best_dist = ~std::uint64_t{0};
+  for (int i = 0; i < count; ++i) {
+    const Buf& b = buffers[i];
+    if (!b.wire.present) continue;
+    const std::uint64_t start = b.wire.start, end = b.wire.start + b.bytes;
+    const long long byte = static_cast<long long>(off) - static_cast<long long>(start);
+    const std::string extent = std::string(" (") + b.name + " has bytes 0 to " +
+                               std::to_string(static_cast<long long>(b.bytes) - 1) + ")";
+    if (off >= start && off < end) {
+      *inside = true;
+      return "byte " + std::to_string(byte) + " of the " + (b.input ? "input " : "output ") +
+             b.name;
+    }
+    if (off >= end && off - end < best_dist) {
+      best_dist = off - end;
+      best = "byte " + std::to_string(byte) + " of " + b.name + ", past its end" + extent;
+    }
+    if (off < start && start - off < best_dist) {
+      best_dist = start - off;
+      best = "byte " + std::to_string(byte) + " of " + b.name + ", before its start" + extent;
+    }
+  }
+  return best;
+}
+
+// A worker killed by a signal: an overrun when the fault address lies in the
+// memfd (named by Locate), else a crash.
+template <class Buf>
+CallResult DescribeSignal(int signal, const Header& h, std::uint64_t total, const Buf* buffers,
+                          int count) {
+  CallResult result;
+  const std::string sig = SignalName(signal);
+  if (h.fault_signal != 0 && h.base != 0 && h.fault_addr >= h.base &&
+      h.fault_addr < h.base + total) {
+    bool inside = false;
+    const std::string where = Locate(h.fault_addr - h.base, buffers, count, &inside);
+    result.status = CallStatus::kBufferOverrun;
+    result.message = inside ? "killed by " + sig + ": wrote " + where + ", which is read-only"
+                            : "killed by " + sig + ": touched " + where;
+    return result;
+  }
+  result.status = CallStatus::kCrashed;
+  result.message = "killed by " + sig;
+  if (h.fault_signal == SIGSEGV || h.fault_signal == SIGBUS) {  // the only ones with an address
+    char buf[64];
+    std::snprintf(buf, sizeof buf, " at address 0x%" PRIx64 " (outside its buffers)", h.fault_addr);
+    result.message += buf;
+  }
+  return result;
+}
+
+// The canaries around every buffer: the farthest changed byte on each side,
+// as an overrun; nullopt when all are intact.
+template <class Buf>
+std::optional<CallResult> CheckCanaries(const unsigned char* mem, const Buf* buffers, int count) {
+  for (int i = 0; i < count; ++i) {
+    const Buf& b = buffers[i];
+    if (!b.wire.present) continue;
+    const std::uint64_t start = b.wire.start, end = start + b.bytes;
+    const std::string extent = std::string("; ") + b.name + " has bytes 0 to " +
+                               std::to_string(static_cast<long long>(b.bytes) - 1) + ")";
+    for (std::uint64_t p = b.wire.data_end; p > end; --p) {
+      if (mem[p - 1] != CanaryByte(p - 1)) {
+        return CallResult{CallStatus::kBufferOverrun, 0,
+                          std::string("wrote past the end of ") + b.name + " (as far as byte " +
+                              std::to_string(p - 1 - start) + extent};
+      }
+    }
+    for (std::uint64_t p = b.wire.data_begin; p < start; ++p) {
+      if (mem[p] != CanaryByte(p)) {
+        return CallResult{CallStatus::kBufferOverrun, 0,
+                          std::string("wrote before the start of ") + b.name + " (from byte -" +
+                              std::to_string(start - p) + extent};
+      }
+    }
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+CallResult Isolator::Call(int op, const void* fn, const ImplInfo& impl, std::int64_t rows,
+                          std::int64_t d, float eps, Buffer* buffers, int count) {
+  CallResult result;
+  const auto harness_error = [&](const std::string& why) {
+    result.status = CallStatus::kHarnessError;
+    result.message = "isolation failed: " + why;
+    return result;
+  };
+  if (!error_.empty()) return harness_error(error_);
+  if (fn == nullptr) return harness_error(impl.name + " has no such function");
+
+  const std::uint64_t page = static_cast<std::uint64_t>(sysconf(_SC_PAGESIZE));
+  Request req = {};
+  req.op = op;
+  req.count = count;
+  req.fn = reinterpret_cast<std::uint64_t>(fn);
+  req.rows = rows;
+  req.d = d;
+  req.eps = eps;
+  req.timeout_seconds = options_.timeout_seconds;
+  req.page = page;
+  req.total = LayOut(buffers, count, page, &req);
 
   SharedMemory shm(req.total);
   if (shm.data() == nullptr) return harness_error(std::string("memfd: ") + std::strerror(errno));
@@ -433,36 +530,6 @@ CallResult Isolator::Call(int op, const void* fn, const ImplInfo& impl, std::int
   }
   const Header& h = *reinterpret_cast<const Header*>(mem);
 
-  // Names an offset into the memfd by the nearest buffer: "byte 64 of y,
-  // past its end (y has bytes 0 to 63)". Sets *inside when within a buffer.
-  const auto locate = [&](std::uint64_t off, bool* inside) {
-    *inside = false;
-    std::string best = "the harness's header page";
-    std::uint64_t best_dist = ~std::uint64_t{0};
-    for (int i = 0; i < count; ++i) {
-      const Buffer& b = buffers[i];
-      if (!b.wire.present) continue;
-      const std::uint64_t start = b.wire.start, end = b.wire.start + b.bytes;
-      const long long byte = static_cast<long long>(off) - static_cast<long long>(start);
-      const std::string extent = std::string(" (") + b.name + " has bytes 0 to " +
-                                 std::to_string(static_cast<long long>(b.bytes) - 1) + ")";
-      if (off >= start && off < end) {
-        *inside = true;
-        return "byte " + std::to_string(byte) + " of the " + (b.input ? "input " : "output ") +
-               b.name;
-      }
-      if (off >= end && off - end < best_dist) {
-        best_dist = off - end;
-        best = "byte " + std::to_string(byte) + " of " + b.name + ", past its end" + extent;
-      }
-      if (off < start && start - off < best_dist) {
-        best_dist = start - off;
-        best = "byte " + std::to_string(byte) + " of " + b.name + ", before its start" + extent;
-      }
-    }
-    return best;
-  };
-
   // However the worker ended after a fault, the handler recorded the signal
   // first: report the signal even where something turned it into an exit.
   if (reply.how == Reply::kExited && !h.done && h.fault_signal != 0) {
@@ -478,27 +545,8 @@ CallResult Isolator::Call(int op, const void* fn, const ImplInfo& impl, std::int
       result.message = buf;
       return result;
     }
-    case Reply::kSignaled: {
-      const std::string sig = SignalName(reply.code);
-      if (h.fault_signal != 0 && h.base != 0 && h.fault_addr >= h.base &&
-          h.fault_addr < h.base + req.total) {
-        bool inside = false;
-        const std::string where = locate(h.fault_addr - h.base, &inside);
-        result.status = CallStatus::kBufferOverrun;
-        result.message = inside ? "killed by " + sig + ": wrote " + where + ", which is read-only"
-                                : "killed by " + sig + ": touched " + where;
-        return result;
-      }
-      result.status = CallStatus::kCrashed;
-      result.message = "killed by " + sig;
-      if (h.fault_signal == SIGSEGV || h.fault_signal == SIGBUS) {  // the only ones with an address
-        char buf[64];
-        std::snprintf(buf, sizeof buf, " at address 0x%" PRIx64 " (outside its buffers)",
-                      h.fault_addr);
-        result.message += buf;
-      }
-      return result;
-    }
+    case Reply::kSignaled:
+      return DescribeSignal(reply.code, h, req.total, buffers, count);
     case Reply::kExited:
       break;
   }
@@ -514,30 +562,7 @@ CallResult Isolator::Call(int op, const void* fn, const ImplInfo& impl, std::int
                      " before the kernel returned";
     return result;
   }
-  // Canaries: the farthest changed byte on each side of every buffer.
-  for (int i = 0; i < count; ++i) {
-    const Buffer& b = buffers[i];
-    if (!b.wire.present) continue;
-    const std::uint64_t start = b.wire.start, end = start + b.bytes;
-    const std::string extent = std::string("; ") + b.name + " has bytes 0 to " +
-                               std::to_string(static_cast<long long>(b.bytes) - 1) + ")";
-    for (std::uint64_t p = b.wire.data_end; p > end; --p) {
-      if (mem[p - 1] != CanaryByte(p - 1)) {
-        result.status = CallStatus::kBufferOverrun;
-        result.message = std::string("wrote past the end of ") + b.name + " (as far as byte " +
-                         std::to_string(p - 1 - start) + extent;
-        return result;
-      }
-    }
-    for (std::uint64_t p = b.wire.data_begin; p < start; ++p) {
-      if (mem[p] != CanaryByte(p)) {
-        result.status = CallStatus::kBufferOverrun;
-        result.message = std::string("wrote before the start of ") + b.name + " (from byte -" +
-                         std::to_string(start - p) + extent;
-        return result;
-      }
-    }
-  }
+  if (std::optional<CallResult> overrun = CheckCanaries(mem, buffers, count)) return *overrun;
   result.rc = h.rc;
   if (h.rc != 0) {
     result.status = CallStatus::kReturnedError;

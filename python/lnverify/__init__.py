@@ -171,23 +171,9 @@ def judge(x, gamma, beta, eps, *, norm="layer", dy=None, y=None, mean=None, rstd
     """Judges any of a kernel's outputs (y, mean, rstd; dx, dgamma, dbeta with dy)
     on one batch of rows; returns a Result. The forward and backward wrappers
     below name the usual arguments."""
-    if x is None:
-        raise ValueError("x is required")
-    dtype = _dtype_of(x, dtype)
-    if param_dtype is None and gamma is not None:
-        _, kind = _to_numpy(gamma, "gamma")
-        param_dtype = kind if kind is not None else dtype
-    claim = _claim(norm, dtype, param_dtype, accumulation, algorithm, reduction, chunk,
-                   max_row_sumsq, max_backward_weight, name)
-    xa, _ = _to_numpy(x, "x")
-    if xa.ndim != 2:
-        raise ValueError(f"x has shape {tuple(xa.shape)}: a batch of rows (rows, d) is needed")
-    rows, d = xa.shape
-    pdt = param_dtype or dtype
-    case = _lnverify.make_case(
-        claim, _eps(eps), _array(x, "x", dtype, (rows, d)), rows, d,
-        _array(gamma, "gamma", pdt, (d,)), _array(beta, "beta", pdt, (d,)),
-        _array(dy, "dy", dtype, (rows, d)), family or "")
+    claim, case, (rows, d), dtype, pdt = _make_case(
+        norm, x, gamma, beta, eps, dy, dtype, param_dtype, family,
+        (accumulation, algorithm, reduction, chunk, max_row_sumsq, max_backward_weight, name))
     outputs = {
         "y": _array(y, "y", dtype, (rows, d)), "mean": _stat(mean, "mean", rows),
         "rstd": _stat(rstd, "rstd", rows), "dx": _array(dx, "dx", dtype, (rows, d)),
@@ -211,10 +197,17 @@ def judge_backward(x, gamma, dy, eps, dx, dgamma=None, dbeta=None, mean=None, rs
                  rstd=rstd, **claim)
 
 
-def _exact(norm, x, gamma, beta, eps, dy, dtype, param_dtype):
+def _make_case(norm, x, gamma, beta, eps, dy, dtype, param_dtype, family, claim_args):
+    """(claim, case, (rows, d), dtype, param dtype) from the user's arrays: the
+    dtypes inferred where not given (param_dtype from gamma), every array checked
+    against them and the shape of x."""
+    if x is None:
+        raise ValueError("x is required")
     dtype = _dtype_of(x, dtype)
-    claim = _claim(norm, dtype, param_dtype, "f32", "unknown", "serial", None, None, None,
-                   "exact")
+    if param_dtype is None and gamma is not None:
+        _, kind = _to_numpy(gamma, "gamma")
+        param_dtype = kind if kind is not None else dtype
+    claim = _claim(norm, dtype, param_dtype, *claim_args)
     xa, _ = _to_numpy(x, "x")
     if xa.ndim != 2:
         raise ValueError(f"x has shape {tuple(xa.shape)}: a batch of rows (rows, d) is needed")
@@ -223,7 +216,14 @@ def _exact(norm, x, gamma, beta, eps, dy, dtype, param_dtype):
     case = _lnverify.make_case(
         claim, _eps(eps), _array(x, "x", dtype, (rows, d)), rows, d,
         _array(gamma, "gamma", pdt, (d,)), _array(beta, "beta", pdt, (d,)),
-        _array(dy, "dy", dtype, (rows, d)))
+        _array(dy, "dy", dtype, (rows, d)), family or "")
+    return claim, case, (rows, d), dtype, pdt
+
+
+def _exact(norm, x, gamma, beta, eps, dy, dtype, param_dtype):
+    # The claim does not matter to the exact values: the generic one.
+    _, case, _, _, _ = _make_case(norm, x, gamma, beta, eps, dy, dtype, param_dtype, None,
+                                  ("f32", "unknown", "serial", None, None, None, "exact"))
     return _lnverify.exact(case)
 
 

@@ -3,11 +3,9 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
-#include <bit>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
-#include <set>
 #include <sstream>
 #include <string>
 
@@ -71,29 +69,6 @@ TEST(Check, TheOnePassNegativeControlIsCaughtOnLargeMeanRows) {
     ++checked;
   }
   EXPECT_GE(checked, 4);  // one per dtype
-}
-
-// Both budgets plan every family, and the dropped-element ones where their
-// controls show: a long ramp past 2^17 whose tail past the last power of two
-// is a sizeable share of it, and odd as well as even batches of rows that differ.
-TEST(Check, BothBudgetsPlanALongRampPast2To17AndOddAndEvenBatchesOfRowsThatDiffer) {
-  for (Budget b : {Budget::kQuick, Budget::kFull}) {
-    std::set<std::string> planned;
-    bool long_ramp = false, odd_batch = false, even_batch = false;
-    for (const PlannedRun& r : BudgetPlan(b)) {
-      planned.insert(r.family);
-      const std::int64_t below = std::bit_floor(static_cast<std::uint64_t>(r.d));
-      long_ramp |= r.family == "ramp" && below >= 131072 && r.d - below >= r.d / 16;
-      odd_batch |= r.family == "rows_differ" && r.rows >= 3 && r.rows % 2 == 1;
-      even_batch |= r.family == "rows_differ" && r.rows % 2 == 0;
-    }
-    for (const Family& f : AllFamilies()) {
-      EXPECT_TRUE(planned.contains(std::string(f.name))) << f.name;
-    }
-    EXPECT_TRUE(long_ramp);
-    EXPECT_TRUE(odd_batch);
-    EXPECT_TRUE(even_batch);
-  }
 }
 
 // Each control of dropped, repeated or mixed-up elements (impls/broken/) is

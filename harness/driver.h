@@ -26,19 +26,21 @@ std::string BudgetName(Budget budget);  // "quick" / "full"
 // The seed every tool uses unless told otherwise (always printed).
 inline constexpr std::uint64_t kDefaultSeed = 20240611;
 
-// One planned run: a family with the shape parameters of the budget.
+// One planned run: a family at one of its shapes (harness/families.h).
 struct PlannedRun {
   std::string family;
   std::int64_t d = 0;
   std::int64_t rows = 0;
   std::uint64_t seed_offset = 0;  // added to the user's seed
-  std::int64_t large_d = 0;
-  std::int64_t many_rows = 0;
-  bool with_dy = true;  // judge the backward too
+  std::int64_t large_d = 0;       // 0: the family's default
+  std::int64_t many_rows = 0;     // 0: the family's default
+  bool with_dy = true;            // judge the backward too
+  unsigned roles = kRoleNone;     // PlanRole bits: the report's charts it feeds
 };
-// Every family's runs under a budget, each family choosing its shapes by
-// where its bugs show (ln_check, ln_report's quick sweep, the Python module's
-// cases()).
+// The one plan of every tool (ln_check, ln_report, the Python module's
+// cases()): each family's shapes under the budget, as its row in
+// AllFamilies() states them, in the families' order. The full budget runs
+// every shape at seed offsets 0 and 1 (added to the shape's own).
 std::vector<PlannedRun> BudgetPlan(Budget budget);
 
 // The case of `run` for kernels of p's norm and dtypes (FamilyParamsFor),

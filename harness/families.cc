@@ -463,32 +463,146 @@ std::uint64_t FamilySeed(std::uint64_t seed, std::string_view family) {
   return SplitMix64(seed ^ SplitMix64(h));
 }
 
+namespace {
+
+using Shapes = std::vector<FamilyShape>;
+
+// The shapes most families run at. Quick: d = 64 only, 8 rows; full: short,
+// medium, long and very long rows.
+const Shapes kQuick = {{64, 8}};
+const Shapes kFull = {{7, 16}, {64, 32}, {768, 8}, {4096, 4}};
+
+// The families where values matter most also run short and long rows in the
+// quick budget, each at its own seed offset.
+Shapes ValueQuick(std::int64_t rows, unsigned roles) {
+  return {{64, rows, 0, 0, 0, true, roles},
+          {7, rows, 1, 0, 0, true, roles},
+          {768, 4, 2, 0, 0, true, roles}};
+}
+Shapes WithRoles(Shapes shapes, unsigned roles) {
+  for (FamilyShape& s : shapes) s.roles |= roles;
+  return shapes;
+}
+
+// The d sweep of the report's bound-use-vs-d chart, on standard normal rows:
+// from d = 1 to 2^16, with enough rows for a spread at small d and at most
+// `cap` elements per case otherwise. Its d = 64 case also marks unit
+// magnitude on the magnitude chart. The quick budget's d = 7 and 768 are the
+// value families' short and long rows.
+Shapes DSweep(bool quick) {
+  const std::int64_t max_rows = quick ? 8 : 16, cap = quick ? 8192 : 65536;
+  const auto at = [&](std::int64_t d, std::uint64_t seed_offset, std::int64_t rows) {
+    const unsigned roles = d == 64 ? kRoleDSweep | kRoleMagnitude : kRoleDSweep;
+    return FamilyShape{d, rows, seed_offset, 0, 0, true, roles};
+  };
+  const auto rows_at = [&](std::int64_t d) {
+    return std::clamp<std::int64_t>(cap / d, 1, max_rows);
+  };
+  if (quick) {
+    return {at(64, 0, 8),
+            at(7, 1, 8),
+            at(768, 2, 4),
+            at(1, 0, 8),
+            at(4096, 0, rows_at(4096)),
+            at(65536, 0, rows_at(65536))};
+  }
+  Shapes s = {at(7, 0, 16), at(64, 0, 32), at(768, 0, 8), at(4096, 0, 4)};
+  for (std::int64_t d : {1, 2, 3, 16, 31, 127, 256, 1024, 8191, 16384, 65536}) {
+    s.push_back(at(d, 0, rows_at(d)));
+  }
+  return s;
+}
+
+// The families built to expose dropped, repeated and mixed-up elements run
+// where each bug shows. A dropped tail or a repeated chunk shows on a ramp,
+// sorted rows or halves in proportion to its share of the row, so the long
+// ramps drop a sizeable tail past a power of two (3 * 2^15 + 1 past 2^16,
+// 2^17 + 2^14 + 3 past 2^17, and more than half past a 16-bit count). The
+// quick budget's one long ramp is a single row, forward only: it adds about
+// 3 s over every kernel group, and its exact backward would add as much
+// again.
+const Shapes kRampQuick = {{7, 5}, {64, 8}, {131072 + 16384 + 3, 1, 0, 0, 0, false}};
+const Shapes kRampFull = {{7, 16},   {64, 32},       {768, 8},
+                          {4096, 4}, {98304 + 1, 2}, {131072 + 16384 + 3, 2}};
+// One outlier shows at any d, so one_outlier runs past the first 256-element
+// chunk and past 2^16 (quick too: its outlier first in one row and last in
+// the other, so that a kernel that drops the tail of rows longer than
+// 2^16 - 1 is caught by every quick run) and, in the full budget, past 2^17.
+const Shapes kOutlierQuick = {{7, 3}, {64, 6}, {4099, 3}, {65536 + 17, 2}};
+const Shapes kOutlierFull = {{7, 15},   {64, 30},        {768, 6},
+                             {4099, 3}, {65536 + 17, 2}, {131072 + 3, 2}};
+// A row given its neighbour's statistics shows only in an odd batch, so
+// rows_differ runs odd and even row counts.
+const Shapes kRowsDifferQuick = {{7, 5}, {64, 7}, {64, 8}, {768, 3}};
+const Shapes kRowsDifferFull = {{7, 15},  {7, 16},  {64, 31},  {64, 32},
+                                {768, 7}, {768, 8}, {4096, 3}, {4096, 4}};
+const Shapes kHalvesQuick = {{64, 8}, {768, 4}};
+
+// large_d: d = 4099 in the quick budget, past 2^16 in the full one.
+const Shapes kLargeDQuick = {{64, 8, 0, 4099}};
+const Shapes kLargeDFull = {{64, 2, 0, 65536 + 17}};
+// many_rows: the oracle's exact dgamma sums group rows pairwise by equal q,
+// so their cost grows with rows^2 (2048 rows: 0.75 s per dtype group, 4096:
+// about 1 s, 65536: minutes). The full budget runs 2^16 rows forward only
+// and 4096 with the backward.
+const Shapes kManyRowsQuick = {{64, 8, 0, 0, 2048}};
+const Shapes kManyRowsFull = {{64, 1, 0, 0, 65536, false}, {64, 1, 2, 0, 4096}};
+
+}  // namespace
+
 const std::vector<Family>& AllFamilies() {
+  // name, why, generator, random data, typical model, quick shapes, full shapes.
   static const std::vector<Family> families = {
       {"standard_normal", "the typical input: every kernel must be within its bound here",
-       StandardNormal},
-      {"large_mean", "kappa = sqrt(1 + mu^2/s2) up to 1e7: one-pass cancellation, k kappa u losses",
-       LargeMean},
-      {"huge_magnitude", "values up to 2^(emax-3): sums of squares that overflow", HugeMagnitude},
-      {"tiny_magnitude", "subnormal inputs and outputs, underflowing squares", TinyMagnitude},
-      {"constant_rows", "sigma^2 = 0: xhat = 0, y = beta exactly", ConstantRows},
-      {"near_constant", "sigma^2 << eps: eps dominates the variance", NearConstant},
-      {"heavy_tails", "Cauchy/Student-t rows with outliers", HeavyTails},
-      {"d_one", "d = 1: a single element is its own mean", DOne},
-      {"odd_d", "odd d: no power-of-two scaling", OddD},
-      {"ragged_d", "d not a multiple of 8 or 16: vector tails, partial chunks", RaggedD},
-      {"large_d", "d >= 2^16: long rounding chains", LargeD},
-      {"many_rows", "rows >= 2^16: long dgamma/dbeta sums", ManyRows},
-      {"gamma_near_zero", "gamma of zeros and subnormals: underflowing products", GammaNearZero},
-      {"beta_cancels", "beta = -gamma xhat: y is a cancellation residue", BetaCancels},
-      {"nan_inf_rows", "NaN/inf rows: the NaN contract, row independence", NanInfRows},
-      {"ramp", "x_i = i/d + noise: statistics that drop a tail or repeat a chunk move", Ramp},
-      {"sorted_rows", "sorted rows: the extremes sit together at the ends", SortedRows},
+       StandardNormal, true, true, DSweep(true), DSweep(false)},
+      {"large_mean",
+       "kappa = sqrt(1 + mu^2/s2) up to 1e7: one-pass cancellation, k kappa u losses",
+       LargeMean,
+       false,
+       false,
+       ValueQuick(16, kRoleKappa),
+       {{7, 32, 0, 0, 0, true, kRoleKappa},
+        {64, 64, 0, 0, 0, true, kRoleKappa},
+        {768, 16, 0, 0, 0, true, kRoleKappa},
+        {4096, 8, 0, 0, 0, true, kRoleKappa}}},
+      {"huge_magnitude", "values up to 2^(emax-3): sums of squares that overflow", HugeMagnitude,
+       false, false, WithRoles(kQuick, kRoleMagnitude), WithRoles(kFull, kRoleMagnitude)},
+      {"tiny_magnitude", "subnormal inputs and outputs, underflowing squares", TinyMagnitude, false,
+       false, ValueQuick(8, kRoleMagnitude), WithRoles(kFull, kRoleMagnitude)},
+      {"constant_rows", "sigma^2 = 0: xhat = 0, y = beta exactly", ConstantRows, false, false,
+       kQuick, kFull},
+      {"near_constant", "sigma^2 << eps: eps dominates the variance", NearConstant, false, false,
+       ValueQuick(8, kRoleNone), kFull},
+      {"heavy_tails", "Cauchy/Student-t rows with outliers", HeavyTails, true, false,
+       ValueQuick(8, kRoleNone), kFull},
+      {"d_one", "d = 1: a single element is its own mean", DOne, false, false, kQuick, {{1, 64}}},
+      {"odd_d", "odd d: no power-of-two scaling", OddD, false, false, kQuick, kFull},
+      {"ragged_d", "d not a multiple of 8 or 16: vector tails, partial chunks", RaggedD, false,
+       false, kQuick, kFull},
+      {"large_d", "d >= 2^16: long rounding chains", LargeD, true, true, kLargeDQuick, kLargeDFull},
+      {"many_rows", "rows >= 2^16: long dgamma/dbeta sums", ManyRows, true, true, kManyRowsQuick,
+       kManyRowsFull},
+      {"gamma_near_zero", "gamma of zeros and subnormals: underflowing products", GammaNearZero,
+       false, false, kQuick, kFull},
+      {"beta_cancels", "beta = -gamma xhat: y is a cancellation residue", BetaCancels, false, false,
+       kQuick, kFull},
+      {"nan_inf_rows",
+       "NaN/inf rows: the NaN contract, row independence",
+       NanInfRows,
+       false,
+       false,
+       {{64, 10}},
+       kFull},
+      {"ramp", "x_i = i/d + noise: statistics that drop a tail or repeat a chunk move", Ramp, false,
+       false, kRampQuick, kRampFull},
+      {"sorted_rows", "sorted rows: the extremes sit together at the ends", SortedRows, false,
+       false, kHalvesQuick, kFull},
       {"one_outlier", "one outlier first, last or anywhere: missing or repeating it shows",
-       OneOutlier},
-      {"two_halves", "halves with different means: one half alone misses the gap", TwoHalves},
+       OneOutlier, false, false, kOutlierQuick, kOutlierFull},
+      {"two_halves", "halves with different means: one half alone misses the gap", TwoHalves, true,
+       true, kHalvesQuick, kFull},
       {"rows_differ", "rows differing in mean and scale: one row's statistics on another show",
-       RowsDiffer},
+       RowsDiffer, true, true, kRowsDifferQuick, kRowsDifferFull},
   };
   return families;
 }
@@ -501,15 +615,13 @@ const Family* FindFamily(std::string_view name) {
 }
 
 bool IsRandomDataFamily(std::string_view name) {
-  for (std::string_view random :
-       {"standard_normal", "heavy_tails", "large_d", "many_rows", "two_halves", "rows_differ"}) {
-    if (name == random) return true;
-  }
-  return false;
+  const Family* f = FindFamily(name);
+  return f != nullptr && f->random_data;
 }
 
 bool HoldsTheTypicalModel(std::string_view name) {
-  return IsRandomDataFamily(name) && name != "heavy_tails";
+  const Family* f = FindFamily(name);
+  return f != nullptr && f->typical_model;
 }
 
 Case GenerateCase(const Family& family, const FamilyParams& p) {

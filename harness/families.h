@@ -29,10 +29,42 @@ struct FamilyParams {
   std::int64_t many_rows = 65536;           // rows of the many_rows family
 };
 
+// What a planned case feeds besides its verdicts (a bit set): ln_report's
+// charts.
+enum PlanRole : unsigned {
+  kRoleNone = 0,
+  kRoleKappa = 1,      // error vs kappa (large_mean sweeps kappa over its rows)
+  kRoleMagnitude = 2,  // error vs magnitude (tiny/huge_magnitude sweep the row scale)
+  kRoleDSweep = 4,     // max bound use vs d
+};
+
+// One shape a family runs at: the parameters of its case, past the norm,
+// dtypes and the user's seed.
+struct FamilyShape {
+  std::int64_t d = 64;  // passed to the family (odd_d, ragged_d, d_one derive theirs)
+  std::int64_t rows = 8;
+  std::uint64_t seed_offset = 0;  // added to the user's seed
+  std::int64_t large_d = 0;       // 0: FamilyParams' default
+  std::int64_t many_rows = 0;     // 0: FamilyParams' default
+  bool with_dy = true;            // judge the backward too
+  unsigned roles = kRoleNone;     // PlanRole bits
+};
+
+// A family is one row of AllFamilies(): everything a tool needs to run it.
 struct Family {
   std::string_view name;
   std::string_view why;  // why it matters: goes into a failing case's provenance
   Case (*generate)(const FamilyParams& p);
+  // Random data, typical of real activations (IsRandomDataFamily), and
+  // whether its rounding errors behave as Higham & Mary's model assumes
+  // (HoldsTheTypicalModel).
+  bool random_data = false;
+  bool typical_model = false;
+  // Its shapes under each budget (harness/driver.h, BudgetPlan), chosen by
+  // where the family's bugs show; the full budget runs its shapes once per
+  // seed offset 0 and 1 (added to each shape's own).
+  std::vector<FamilyShape> quick;
+  std::vector<FamilyShape> full;
 };
 
 // Every family, in a fixed order.

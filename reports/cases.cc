@@ -41,10 +41,11 @@ struct Writer {
   std::vector<std::string> errors;
 
   // Returns the path relative to out_dir, or "" on failure.
-  std::string Write(const ImplInfo& impl, const PlanItem& item, std::int32_t item_index, Output o,
+  std::string Write(const ImplInfo& impl, const PlannedRun& item, std::int32_t item_index, Output o,
                     std::int64_t row, Verdict verdict, double bound_use, const std::string& why,
                     const std::string& summary, std::int64_t max_values) {
-    const Case full = PlanCase(impl, item, opt.seed);
+    Case full = PlannedCase(item, FamilyParamsFor(impl), opt.seed);
+    full.kernel = impl.name;
     std::int64_t kept_row = -1;
     Case c = Shrink(impl, full, o, row, verdict, bound_use, opt.plugin_runner, &kept_row);
     if (static_cast<std::int64_t>(c.x.size()) > max_values) return "";
@@ -88,7 +89,7 @@ std::vector<std::string> WriteCaseFiles(const CaseWriteOptions& opt, SweepResult
   Writer w{opt, {}, {}};
   for (KernelReport& k : result->kernels) {
     for (Finding& f : k.findings) {
-      const PlanItem& item = result->plan[f.item];
+      const PlannedRun& item = result->plan[f.item];
       const double use = f.worst ? f.worst->bound_use : 0.0;
       f.case_file =
           w.Write(k.info, item, f.item, f.output, f.worst_row, f.verdict, use,
@@ -99,7 +100,7 @@ std::vector<std::string> WriteCaseFiles(const CaseWriteOptions& opt, SweepResult
     for (int o = 0; o < 6; ++o) {
       OutputSummary& s = k.outputs[o];
       if (!s.present || !s.worst || s.worst_item < 0) continue;
-      const PlanItem& item = result->plan[s.worst_item];
+      const PlannedRun& item = result->plan[s.worst_item];
       char summary[160];
       std::snprintf(summary, sizeof summary,
                     "worst %s over the report: %.4g ulp, bound use %.4g (%s)",

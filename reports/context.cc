@@ -14,8 +14,6 @@
 #include <sstream>
 #include <thread>
 
-#include "reports/plan.h"
-
 #if __has_include(<oneapi/dnnl/dnnl_version.h>)
 #include <oneapi/dnnl/dnnl_version.h>
 #define LNV_HAVE_DNNL_VERSION 1

@@ -36,7 +36,7 @@ std::string PointKindName(PointKind k) {
   return "?";
 }
 
-json ElementJson(const ElementResult& e, std::int32_t item, const std::vector<PlanItem>& plan,
+json ElementJson(const ElementResult& e, std::int32_t item, const std::vector<PlannedRun>& plan,
                  std::int64_t row) {
   const double exact = e.exact.hi + e.exact.lo;
   return {
@@ -81,7 +81,7 @@ json PointsJson(const std::vector<RowPoint>& pts) {
       {"rows", rows}};
 }
 
-json ValidRangeJson(const KernelReport& k, const std::vector<PlanItem>& plan) {
+json ValidRangeJson(const KernelReport& k, const std::vector<PlannedRun>& plan) {
   double mag_lo = kInf, mag_hi = -kInf, oor_from = kInf, fail_lo = kInf, fail_hi = -kInf;
   double kappa_fail = kInf;
   std::vector<double> kappa_pass;
@@ -126,7 +126,7 @@ std::string ExpectationText(const std::string& status) {
   return "must meet its bound on every case";
 }
 
-json OutputJson(const KernelReport& k, Output o, const std::vector<PlanItem>& plan) {
+json OutputJson(const KernelReport& k, Output o, const std::vector<PlannedRun>& plan) {
   const OutputSummary& s = k.outputs[static_cast<int>(o)];
   json j = {
       {"verdict", std::string(VerdictName(s.verdict))},
@@ -184,7 +184,7 @@ json ToJson(const SweepResult& r, const ReportInputs& in) {
   json plan = json::array();
   const std::uint64_t seed = in.context.value("seed", std::uint64_t{0});
   for (std::size_t i = 0; i < r.plan.size(); ++i) {
-    const PlanItem& p = r.plan[i];
+    const PlannedRun& p = r.plan[i];
     plan.push_back({{"index", i},
                     {"family", p.family},
                     {"d", p.d},
@@ -248,7 +248,7 @@ json ToJson(const SweepResult& r, const ReportInputs& in) {
          {{"columns", {"d", "y", "mean", "rstd", "dx", "dgamma", "dbeta"}}, {"rows", by_d}}},
     });
     for (const Finding& f : k.findings) {
-      const PlanItem& p = r.plan[f.item];
+      const PlannedRun& p = r.plan[f.item];
       std::string what = "claim broken";
       if (status == "negative_control") what = "negative control caught";
       if (status == "observed") what = "third-party finding (observed)";

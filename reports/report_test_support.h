@@ -9,7 +9,6 @@
 #include <vector>
 
 #include "impls/registry.h"
-#include "reports/plan.h"
 #include "reports/sweep.h"
 
 namespace lnv::report {
@@ -20,14 +19,14 @@ inline const ImplInfo& Kernel(const std::string& name) {
   return AllImpls().front();
 }
 
-inline std::vector<PlanItem> SmallPlan() {
-  return {{"large_mean", 16, 8, 0, 0, 0, kRoleKappa},
-          {"tiny_magnitude", 8, 4, 0, 0, 0, kRoleMagnitude},
-          {"huge_magnitude", 8, 4, 0, 0, 0, kRoleMagnitude},
-          {"standard_normal", 1, 4, 0, 0, 0, kRoleDSweep},
-          {"standard_normal", 8, 4, 0, 0, 0, kRoleDSweep | kRoleMagnitude},
-          {"standard_normal", 33, 2, 0, 0, 0, kRoleDSweep},
-          {"nan_inf_rows", 8, 5, 0, 0, 0, kRoleNone}};
+inline std::vector<PlannedRun> SmallPlan() {
+  return {{"large_mean", 16, 8, 0, 0, 0, true, kRoleKappa},
+          {"tiny_magnitude", 8, 4, 0, 0, 0, true, kRoleMagnitude},
+          {"huge_magnitude", 8, 4, 0, 0, 0, true, kRoleMagnitude},
+          {"standard_normal", 1, 4, 0, 0, 0, true, kRoleDSweep},
+          {"standard_normal", 8, 4, 0, 0, 0, true, kRoleDSweep | kRoleMagnitude},
+          {"standard_normal", 33, 2, 0, 0, 0, true, kRoleDSweep},
+          {"nan_inf_rows", 8, 5, 0, 0, 0, true, kRoleNone}};
 }
 
 // Two-pass (claims its bound), one-pass (the negative control) and an fp16

@@ -53,9 +53,9 @@ double FindingKey(const CaseMeasure& m) {
   return m.outputs[static_cast<int>(DecidingOutput(m))].max_bound_use;
 }
 
-void Merge(const CaseMeasure& m, const PlanItem& item, std::int32_t item_index,
+void Merge(const CaseMeasure& m, const PlannedRun& item, std::int32_t item_index,
            std::vector<std::pair<std::int32_t, CaseMeasure>>* worst_failure_by_family,
-           const std::vector<PlanItem>& plan, KernelReport* k) {
+           const std::vector<PlannedRun>& plan, KernelReport* k) {
   ++k->cases;
   k->verdict = std::max(k->verdict, m.verdict);
   // A call that gave no outputs at all: it returned an error, crashed, hung
@@ -148,24 +148,11 @@ std::string KernelVerdictWord(const KernelReport& k) {
   return k.not_judged.empty() ? "pass" : "not_judged";
 }
 
-Case PlanCase(const ImplInfo& impl, const PlanItem& item, std::uint64_t seed) {
-  FamilyParams p = FamilyParamsFor(impl);
-  p.d = item.d;
-  p.rows = item.rows;
-  p.seed = seed + item.seed_offset;
-  if (item.large_d > 0) p.large_d = item.large_d;
-  if (item.many_rows > 0) p.many_rows = item.many_rows;
-  const Family* family = FindFamily(item.family);
-  Case c = GenerateCase(*family, p);
-  c.kernel = impl.name;
-  return c;
-}
-
 SweepResult RunSweep(const SweepOptions& opt) {
   const auto t0 = std::chrono::steady_clock::now();
   SweepResult result;
-  result.plan = opt.plan.empty() ? ReportPlan(opt.budget) : opt.plan;
-  const std::vector<PlanItem>& plan = result.plan;
+  result.plan = opt.plan.empty() ? BudgetPlan(opt.budget) : opt.plan;
+  const std::vector<PlannedRun>& plan = result.plan;
   const std::vector<ImplInfo>& impls = opt.impls;
 
   std::vector<const ImplInfo*> impl_ptrs;
@@ -184,7 +171,7 @@ SweepResult RunSweep(const SweepOptions& opt) {
     const ImplInfo& first = impls[groups[g].members.front()];
     const double oracle_us = first.x_dtype == DType::kF64 ? 40.0 : 1.2;
     for (std::size_t i = 0; i < plan.size(); ++i) {
-      const PlanItem& it = plan[i];
+      const PlannedRun& it = plan[i];
       const double rows = it.many_rows > 0 ? static_cast<double>(it.many_rows) : it.rows;
       const double d = it.large_d > 0 && it.family == "large_d" ? static_cast<double>(it.large_d)
                                                                 : static_cast<double>(it.d);
@@ -214,8 +201,8 @@ SweepResult RunSweep(const SweepOptions& opt) {
     for (std::size_t n; (n = next.fetch_add(1)) < order.size();) {
       const Unit& u = units[order[n]];
       const Group& g = groups[u.group];
-      const PlanItem& item = plan[u.item];
-      Case c = PlanCase(impls[g.members.front()], item, opt.seed);
+      const PlannedRun& item = plan[u.item];
+      Case c = PlannedCase(item, FamilyParamsFor(impls[g.members.front()]), opt.seed);
       const Reference ref = ComputeReference(c, jo.oracle);
       std::vector<CaseMeasure>& out = measures[order[n]];
       const bool with_points = item.roles & (kRoleKappa | kRoleMagnitude);
@@ -274,7 +261,7 @@ SweepResult RunSweep(const SweepOptions& opt) {
   // Findings need the worst row's kappa and magnitude: regenerate those cases.
   for (std::size_t k = 0; k < impls.size(); ++k) {
     for (const auto& [item, m] : failures[k]) {
-      const Case c = PlanCase(impls[k], plan[item], opt.seed);
+      const Case c = PlannedCase(plan[item], FamilyParamsFor(impls[k]), opt.seed);
       Finding f = MakeFinding(m, item);
       if (f.worst_row >= 0 && f.worst_row < c.rows) {
         // The worst row alone: its kappa and magnitude (rows are independent).

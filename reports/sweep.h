@@ -19,7 +19,6 @@
 #include "harness/judge.h"
 #include "impls/registry.h"
 #include "reports/measure.h"
-#include "reports/plan.h"
 
 namespace lnv::report {
 
@@ -75,8 +74,8 @@ struct SweepOptions {
   Budget budget = Budget::kQuick;
   std::uint64_t seed = kDefaultSeed;
   int jobs = 1;
-  std::vector<ImplInfo> impls;  // the kernels to sweep (already filtered)
-  std::vector<PlanItem> plan;   // empty: ReportPlan(budget); tests pass a small one
+  std::vector<ImplInfo> impls;   // the kernels to sweep (already filtered)
+  std::vector<PlannedRun> plan;  // empty: BudgetPlan(budget); tests pass a small one
   // The statistical tier on the random-data families (TypicalTierFor).
   TypicalTier typical = TypicalTier::kFail;
   // Runs plugin kernels (harness/isolate.h: a child process, so that a
@@ -89,7 +88,7 @@ struct SweepOptions {
 };
 
 struct SweepResult {
-  std::vector<PlanItem> plan;
+  std::vector<PlannedRun> plan;
   std::vector<std::pair<std::int64_t, std::int64_t>> shapes;  // per plan item: the case's d, rows
   std::vector<KernelReport> kernels;                          // in the order of SweepOptions::impls
   std::int64_t cases_judged = 0;                              // kernel x case judgements
@@ -97,9 +96,6 @@ struct SweepResult {
 };
 
 SweepResult RunSweep(const SweepOptions& options);
-
-// The case of plan item `item` for kernels like `impl` (deterministic).
-Case PlanCase(const ImplInfo& impl, const PlanItem& item, std::uint64_t seed);
 
 // The output that decides a case's verdict: the worst output's, ties broken
 // by bound use.

@@ -1,2 +1,2 @@
 // Negative fixture of cmake/check_layering.cmake: benchmarks do not include the tools.
-#include "reports/plan.h"
+#include "reports/sweep.h"

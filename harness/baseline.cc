@@ -336,6 +336,15 @@ void ObservedRun::Observe(const std::string& family, const Case& c, const Judgem
   }
 }
 
+void ObservedRun::Merge(const ObservedRun& later) {
+  for (const auto& [f, oc] : later.findings_) findings_.try_emplace(f, oc);
+  for (const auto& [at, m] : later.max_) {
+    Max& mine = max_[at];
+    mine.ulp = std::max(mine.ulp, m.ulp);
+    mine.use = std::max(mine.use, m.use);
+  }
+}
+
 Magnitudes ObservedRun::magnitudes() const {
   Magnitudes out;
   for (const auto& [at, m] : max_) out[at] = {Binade(m.ulp), Binade(m.use)};

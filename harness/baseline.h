@@ -188,6 +188,9 @@ class ObservedRun {
  public:
   // Adds a judged case of `family` (every case, failing or not).
   void Observe(const std::string& family, const Case& c, const Judgement& j);
+  // Adds what a run of later cases saw: its findings not seen here, and its
+  // magnitudes (the larger of the two).
+  void Merge(const ObservedRun& later);
   const ObservedFindings& findings() const { return findings_; }
   Magnitudes magnitudes() const;  // as binades
   double max_ulp(const FamilyOutput& at) const;

@@ -6,16 +6,20 @@
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <memory>
 #include <set>
 #include <string_view>
+#include <thread>
 #include <tuple>
 
 #include "harness/baseline.h"
 #include "harness/families.h"
 #include "harness/formats.h"
 #include "harness/isolate.h"
+#include "harness/sweep.h"
+#include "harness/write_cases.h"
 #include "impls/plugin/loader.h"
 
 namespace lnv {
@@ -37,7 +41,6 @@ std::string PadLeft(std::string s, std::size_t w) {
   return s;
 }
 
-// The runner for a kernel: plugin kernels go through the isolator, if any.
 // How `impl` is judged on a case of `family`: in a child process for a
 // plugin, and with the statistical tier where the family's data is random.
 JudgeOptions OptionsFor(const ImplInfo& impl, Isolator* isolator, std::string_view family,
@@ -68,60 +71,6 @@ std::string CommandLine(const CheckOptions& o) {
   if (o.families_glob != "*") s += " --families '" + o.families_glob + "'";
   for (const std::string& p : o.plugins) s += " --plugin '" + p + "'";
   return s;
-}
-
-// Writes the failing case (shrunk to its worst row when the failure is
-// row-local and the row alone still fails) and returns the path and the
-// summary of the written case, or an error.
-struct Written {
-  std::string path, summary, error;
-};
-Written WriteFailure(const CheckOptions& opt, const ImplInfo& impl, const Case& c,
-                     const Judgement& j, const PlannedRun& run, const JudgeOptions& jo) {
-  Case w = c;
-  Judgement jw = j;
-  const Output o = DecidingOutput(j);
-  if (c.rows > 1 && IsRowOutput(o) && j[o].worst) {
-    Case one = SelectRows(c, {RowOfIndex(o, *j[o].worst, c.d)});
-    Judgement j1 = Judge(impl, one, jo);
-    if (IsFailure(j1.verdict)) {
-      w = std::move(one);
-      jw = std::move(j1);
-    }
-  } else if (c.rows > 1 && jo.runner != nullptr &&
-             (j.verdict == Verdict::kCrashed || j.verdict == Verdict::kBufferOverrun ||
-              j.verdict == Verdict::kKernelError)) {
-    // A crash has no worst element: find fewer rows that still crash (not
-    // for a hang: every try would cost the timeout).
-    const auto crashes = [&](const Case& cand) {
-      return Judge(impl, cand, jo).verdict == j.verdict;
-    };
-    Case one = ShrinkCase(c, crashes, {}, 64);
-    if (one.rows < c.rows) {
-      w = std::move(one);
-      jw = Judge(impl, w, jo);
-    }
-  }
-  Written out;
-  std::error_code ec;
-  std::filesystem::create_directories(opt.cases_dir, ec);
-  out.path = (std::filesystem::path(opt.cases_dir) /
-              (FileSafeName(impl.name) + "__" + run.family + "_d" + std::to_string(c.d) + "_s" +
-               std::to_string(c.provenance.seed.value_or(0)) + ".case"))
-                 .string();
-  out.summary = Summarize(jw);
-  w.kernel = impl.name;
-  w.provenance.found_by = CommandLine(opt);
-  w.provenance.why += "; " + std::string(VerdictName(jw.verdict)) + " on " +
-                      std::string(OutputName(DecidingOutput(jw)));
-  w.provenance.replay = ReplayCommand(impl, out.path, opt.program);
-  w.provenance.notes.push_back(std::string("status ") + std::string(StatusName(impl.status)) +
-                               (impl.status == ImplStatus::kNegativeControl
-                                    ? ": must be caught (this case catches it)"
-                                    : ": must meet its bound"));
-  w.provenance.notes.push_back("result " + out.summary);
-  if (!WriteCaseFile(out.path, w, &out.error)) out.path.clear();
-  return out;
 }
 
 // The largest fraction of an output's elements judged without a claim on the
@@ -181,28 +130,141 @@ BaselineSetting BaselineSettingFor(const CheckOptions& opt) {
   return b;
 }
 
+// How many cases run at once: one per hardware thread.
+int DefaultJobs() { return static_cast<int>(std::max(1u, std::thread::hardware_concurrency())); }
+
+// Progress of a long run, about every 10 s (a quick run says nothing).
+std::function<void(double, std::int64_t, std::int64_t)> ProgressPrinter(std::ostream& out) {
+  auto start = std::chrono::steady_clock::now();
+  auto last = start;
+  return [&out, start, last](double fraction, std::int64_t done, std::int64_t total) mutable {
+    const auto now = std::chrono::steady_clock::now();
+    if (done == total || now - last < std::chrono::seconds(10)) return;
+    last = now;
+    out << "ln_check: " << Fmt("%.0f", 100 * fraction) << "% of the work, " << done << "/" << total
+        << " cases, " << Fmt("%.0f", std::chrono::duration<double>(now - start).count()) << " s\n"
+        << std::flush;
+  };
+}
+
+// Where and how ln_check writes its case files (harness/write_cases.h): in
+// cases_dir itself; a negative control's first catch only, to show its
+// replay; observed kernels' new findings only, after the baseline comparison.
+CaseWriteOptions CaseOptionsFor(const CheckOptions& opt, KernelRunner* plugin_runner) {
+  CaseWriteOptions cw;
+  cw.out_dir = opt.cases_dir;
+  cw.subdir = "";
+  cw.found_by = CommandLine(opt);
+  cw.replay_program = opt.program;
+  cw.seed = opt.seed;
+  cw.plugin_runner = plugin_runner;
+  cw.typical = opt.typical;
+  cw.every_control_finding = false;
+  cw.observed_findings = false;
+  cw.worst_cases = false;
+  return cw;
+}
+
+// A written case's path, as the replay command names it.
+std::string CasePath(const CaseWriteOptions& cw, const std::string& rel) {
+  return (std::filesystem::path(cw.out_dir) / rel).string();
+}
+
+// Writes the findings' cases and prints each with its replay command.
+void WriteFindingCases(const CaseWriteOptions& cw, bool write, SweepResult* sweep,
+                       std::ostream& out) {
+  if (!write) return;
+  for (const std::string& e : WriteCaseFiles(cw, sweep)) out << "ln_check: " << e << "\n";
+  for (const KernelReport& k : sweep->kernels) {
+    for (const FamilyFinding& f : k.findings) {
+      if (f.case_file.empty()) continue;
+      out << (k.info.status == ImplStatus::kNegativeControl ? "caught  " : "FINDING ")
+          << k.info.name << " on " << sweep->plan[f.item].family << " (d=" << f.d << ")\n"
+          << "  case   " << CasePath(cw, f.case_file) << "\n  replay " << f.replay << "\n  result "
+          << f.case_result << "\n";
+    }
+  }
+}
+
+// ln_check's line of a kernel, from its sweep.
+KernelSummary SummaryOf(const SweepResult& sweep, const KernelReport& k,
+                        const CaseWriteOptions& cw) {
+  KernelSummary s;
+  s.name = k.info.name;
+  s.dtype = k.info.x_dtype;
+  s.status = k.info.status;
+  s.cases = k.cases;
+  s.verdict = k.verdict;
+  for (Output o : kAllOutputs) {
+    const OutputSummary& x = k.outputs[static_cast<int>(o)];
+    if (!x.present) continue;
+    if (x.max_ulp > s.max_ulp) {
+      s.max_ulp = x.max_ulp;
+      s.max_ulp_output = o;
+    }
+    if (x.max_bound_use > s.max_bound_use) {
+      s.max_bound_use = x.max_bound_use;
+      s.max_use_output = o;
+    }
+    s.unclaimed += x.unclaimed;
+    s.out_of_range += x.out_of_range;
+    s.beyond_typical += x.beyond_typical;
+    s.undecided += x.undecided;
+  }
+  s.random_count = k.random_count;
+  s.random_unclaimed = k.random_unclaimed;
+  s.not_judged = k.not_judged;
+  s.ok = MeetsExpectation(k);
+  if (!k.findings.empty()) {
+    const FamilyFinding& f = k.findings.front();
+    s.first_failure = sweep.plan[f.item].family + ": " + f.summary;
+  }
+  for (const FamilyFinding& f : k.findings) {
+    if (!f.case_file.empty()) s.case_files.push_back(CasePath(cw, f.case_file));
+  }
+  return s;
+}
+
+// An observed kernel's findings and magnitudes against its baseline (or
+// recorded as it, with --write-baselines); a new finding gets a case file.
+bool CompareObserved(const CheckOptions& opt, const CaseWriteOptions& cw, const KernelReport& k,
+                     KernelSummary* s, std::ostream& out) {
+  const BaselineSetting setting = BaselineSettingFor(opt);
+  if (opt.write_baselines) return RecordBaseline(setting, k.info, k.observed, &s->baseline, out);
+  const auto write_new = [&](const Finding&, const ObservedCase& oc) {
+    if (!opt.write_cases) return;
+    std::string error;
+    const std::string rel = WriteJudgedCase(cw, k.info, oc.c, oc.j, &error);
+    if (rel.empty()) {
+      out << "  cannot write its case: " << error << "\n";
+      return;
+    }
+    s->case_files.push_back(CasePath(cw, rel));
+    out << "  case   " << CasePath(cw, rel) << "\n  replay " << CaseReplayCommand(cw, k.info, rel)
+        << "\n  result " << Summarize(oc.j) << "\n";
+  };
+  return CompareWithBaseline(setting, k.info, k.observed, &s->baseline, out, write_new);
+}
+
 }  // namespace
 
 CheckResult RunCheck(const CheckOptions& opt, std::ostream& out) {
   const auto t0 = std::chrono::steady_clock::now();
   CheckResult result;
-  const std::vector<ImplInfo>& all = opt.impls.empty() ? AllImpls() : opt.impls;
-  std::vector<const ImplInfo*> impls;
-  for (const ImplInfo& i : all) {
-    if (GlobMatch(opt.impls_glob, i.name)) impls.push_back(&i);
+  SweepOptions so;
+  for (const ImplInfo& i : opt.impls.empty() ? AllImpls() : opt.impls) {
+    if (GlobMatch(opt.impls_glob, i.name)) so.impls.push_back(i);
   }
   out << "ln_check: seed " << opt.seed << ", budget " << BudgetName(opt.budget) << ", "
-      << impls.size() << " kernel(s) matching '" << opt.impls_glob << "'\n";
-  if (impls.empty()) {
+      << so.impls.size() << " kernel(s) matching '" << opt.impls_glob << "'\n";
+  if (so.impls.empty()) {
     out << "ln_check: no kernel matches --impls '" << opt.impls_glob << "'\n";
     result.exit_code = 2;
     return result;
   }
   // A selection that judges nothing must never read as a pass.
-  const std::vector<PlannedRun> plan = BudgetPlan(opt.budget);
-  if (std::none_of(plan.begin(), plan.end(), [&](const PlannedRun& run) {
-        return GlobMatch(opt.families_glob, run.family);
-      })) {
+  so.plan = SelectPlan(opt.budget, opt.families_glob);
+  if (so.plan.empty()) {
     out << "ln_check: no input family matches --families '" << opt.families_glob
         << "'; the families are:";
     for (const Family& f : AllFamilies()) out << ' ' << f.name;
@@ -210,107 +272,25 @@ CheckResult RunCheck(const CheckOptions& opt, std::ostream& out) {
     result.exit_code = 2;
     return result;
   }
+  so.budget = opt.budget;
+  so.seed = opt.seed;
+  so.typical = opt.typical;
+  so.jobs = opt.jobs > 0 ? opt.jobs : DefaultJobs();
+  std::vector<const ImplInfo*> selected;
+  for (const ImplInfo& i : so.impls) selected.push_back(&i);
   const std::unique_ptr<Isolator> isolator =
-      MakeIsolator(impls, opt.isolate_plugins, opt.timeout_seconds, out);
-  std::vector<ObservedRun> found(impls.size());  // observed kernels' findings and magnitudes
-  for (const ImplInfo* i : impls) {
-    KernelSummary s;
-    s.name = i->name;
-    s.dtype = i->x_dtype;
-    s.status = i->status;
-    result.kernels.push_back(std::move(s));
-  }
-  const std::vector<std::vector<std::size_t>> groups = GroupBySignature(impls);
-  std::vector<bool> any_failure(impls.size(), false);
-  for (const PlannedRun& run : plan) {
-    if (!GlobMatch(opt.families_glob, run.family)) continue;
-    for (const std::vector<std::size_t>& members : groups) {
-      Case c = PlannedCase(run, FamilyParamsFor(*impls[members.front()]), opt.seed);
-      const Reference ref = ComputeReference(c);
-      for (std::size_t k : members) {
-        const ImplInfo& impl = *impls[k];
-        c.kernel = impl.name;
-        const JudgeOptions jo = OptionsFor(impl, isolator.get(), run.family, opt.typical);
-        const Judgement j = JudgeWithReference(impl, c, ref, jo);
-        KernelSummary& s = result.kernels[k];
-        ++s.cases;
-        for (const OutputResult& o : j.outputs) {
-          if (!o.present) continue;
-          if (o.max_ulp > s.max_ulp) {
-            s.max_ulp = o.max_ulp;
-            s.max_ulp_output = o.output;
-          }
-          if (o.max_bound_use > s.max_bound_use) {
-            s.max_bound_use = o.max_bound_use;
-            s.max_use_output = o.output;
-          }
-          s.unclaimed += o.unclaimed;
-          s.out_of_range += o.out_of_range;
-          s.beyond_typical += o.beyond_typical;
-          s.undecided += o.undecided;
-          if (IsRandomDataFamily(run.family)) {
-            s.random_count[static_cast<int>(o.output)] += o.count;
-            s.random_unclaimed[static_cast<int>(o.output)] += o.unclaimed + o.out_of_range;
-          }
-        }
-        s.verdict = std::max(s.verdict, j.verdict);
-        // Every case, failing or not: its magnitudes are compared too.
-        if (impl.status == ImplStatus::kObserved) found[k].Observe(run.family, c, j);
-        if (!IsFailure(j.verdict)) continue;
-        const bool first_failure = !any_failure[k];
-        any_failure[k] = true;
-        if (first_failure) s.first_failure = run.family + ": " + Summarize(j);
-        // Observed: compared with the baseline after the run; a case only if new.
-        if (impl.status == ImplStatus::kObserved) continue;
-        // Claims: a case per failing family; a caught negative control: its
-        // first catch, to show the replay.
-        const bool write =
-            opt.write_cases && (impl.status != ImplStatus::kNegativeControl || first_failure);
-        if (!write) continue;
-        const Written w = WriteFailure(opt, impl, c, j, run, jo);
-        if (w.path.empty()) {
-          out << "ln_check: cannot write a case for " << impl.name << ": " << w.error << "\n";
-          continue;
-        }
-        s.case_files.push_back(w.path);
-        out << (impl.status == ImplStatus::kNegativeControl ? "caught  " : "FINDING ") << impl.name
-            << " on " << run.family << " (d=" << c.d << ")\n"
-            << "  case   " << w.path << "\n  replay " << ReplayCommand(impl, w.path, opt.program)
-            << "\n  result " << w.summary << "\n";
-      }
-    }
-  }
+      MakeIsolator(selected, opt.isolate_plugins, opt.timeout_seconds, out);
+  so.plugin_runner = isolator.get();
+  so.progress = ProgressPrinter(out);
+  result.sweep = RunSweep(so);
+  const CaseWriteOptions cw = CaseOptionsFor(opt, isolator.get());
+  WriteFindingCases(cw, opt.write_cases, &result.sweep, out);
   int failed = 0;
-  for (std::size_t k = 0; k < impls.size(); ++k) {
-    KernelSummary& s = result.kernels[k];
-    s.ok = MeetsExpectation(s.status, any_failure[k]);
-    if (s.status == ImplStatus::kClaimsBound) {
-      s.not_judged = NotJudgedReason(s.random_count, s.random_unclaimed);
-      if (!s.not_judged.empty()) s.ok = false;
-    }
-    if (s.status == ImplStatus::kObserved) {
-      const BaselineSetting setting = BaselineSettingFor(opt);
-      if (opt.write_baselines) {
-        s.ok = RecordBaseline(setting, *impls[k], found[k], &s.baseline, out);
-        continue;
-      }
-      // A new finding gets a case file, like any failure.
-      const auto write_new = [&](const Finding&, const ObservedCase& oc) {
-        if (!opt.write_cases) return;
-        PlannedRun run;
-        run.family = oc.c.provenance.family;
-        const Written w = WriteFailure(opt, *impls[k], oc.c, oc.j, run, {});
-        if (w.path.empty()) {
-          out << "  cannot write its case: " << w.error << "\n";
-          return;
-        }
-        s.case_files.push_back(w.path);
-        out << "  case   " << w.path << "\n  replay "
-            << ReplayCommand(*impls[k], w.path, opt.program) << "\n  result " << w.summary << "\n";
-      };
-      s.ok = CompareWithBaseline(setting, *impls[k], found[k], &s.baseline, out, write_new);
-    }
+  for (const KernelReport& k : result.sweep.kernels) {
+    KernelSummary s = SummaryOf(result.sweep, k, cw);
+    if (k.info.status == ImplStatus::kObserved) s.ok = CompareObserved(opt, cw, k, &s, out);
     if (!s.ok) ++failed;
+    result.kernels.push_back(std::move(s));
   }
   result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   result.exit_code = failed == 0 ? 0 : 1;
@@ -452,6 +432,8 @@ std::string CheckUsage() {
          "); always printed\n"
          "  --cases-dir DIR    where failing cases are written (default lnv-cases/)\n"
          "  --no-cases         do not write case files\n"
+         "  --jobs N           cases judged at once (default: one per hardware thread);\n"
+         "                     the results do not depend on it\n"
          "  --replay FILE      judge the case in FILE again, element by element\n"
          "  --plugin PATH      also check the kernels of this plugin (a shared library\n"
          "                     exporting lnv_plugin_get, impls/plugin/lnv_plugin.h);\n"
@@ -555,6 +537,15 @@ int ParseCheckArgs(const std::vector<std::string>& args, CheckOptions* o, bool* 
         return 2;
       }
       o->timeout_seconds = t;
+    } else if (a == "--jobs") {
+      if (!take(&v)) return 2;
+      int n = 0;
+      const auto [p, ec] = std::from_chars(v.data(), v.data() + v.size(), n);
+      if (ec != std::errc() || p != v.data() + v.size() || n < 1 || n > 1024) {
+        *error = "--jobs: '" + v + "' is not a number of jobs from 1 to 1024";
+        return 2;
+      }
+      o->jobs = n;
     } else if (a == "--no-isolation") {
       o->isolate_plugins = false;
     } else if (a == "--baselines") {

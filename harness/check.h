@@ -1,5 +1,6 @@
-// The library behind ln_check: every registered kernel over the input
-// families, a table of results, a case file for each failure, and the exit
+// The library behind ln_check: the one sweep (harness/sweep.h) of every
+// registered kernel over the plan's cases, a table of results, a case file
+// for each finding (harness/write_cases.h), and the exit
 // status shared by every tool (0: every claim holds, every negative control is
 // caught and every observed kernel matches its baseline; 1: a finding; 2:
 // bad usage or unreadable input).
@@ -20,6 +21,7 @@
 
 #include "harness/driver.h"
 #include "harness/judge.h"
+#include "harness/sweep.h"
 #include "impls/registry.h"
 
 namespace lnv {
@@ -46,6 +48,7 @@ struct CheckOptions {
   // (harness/kernel_list.h); --format json for the same as JSON.
   bool list = false;
   bool list_json = false;
+  int jobs = 0;  // cases judged at once; 0: one per hardware thread
 };
 
 struct KernelSummary {
@@ -78,7 +81,8 @@ struct KernelSummary {
 };
 
 struct CheckResult {
-  std::vector<KernelSummary> kernels;
+  SweepResult sweep;                   // what the run measured (harness/sweep.h)
+  std::vector<KernelSummary> kernels;  // in the order of sweep.kernels
   int exit_code = 0;
   double seconds = 0.0;
 };

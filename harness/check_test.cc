@@ -204,6 +204,31 @@ TEST(Check, ExitsOneWhenAClaimBreaksOrAControlIsNotCaught) {
   EXPECT_EQ(RunCheck(o, out3).exit_code, 0) << out3.str();
 }
 
+// ln_check runs the sweep on --jobs threads and merges in plan order: the
+// same table for any number of jobs.
+TEST(Check, TheRunDoesNotDependOnTheNumberOfJobs) {
+  CheckOptions o;
+  o.impls_glob = "f32/*";
+  o.families_glob = "large_mean";
+  o.write_cases = false;
+  std::ostringstream out1, out3;
+  o.jobs = 1;
+  const CheckResult one = RunCheck(o, out1);
+  o.jobs = 3;
+  const CheckResult three = RunCheck(o, out3);
+  ASSERT_EQ(one.kernels.size(), three.kernels.size());
+  for (std::size_t i = 0; i < one.kernels.size(); ++i) {
+    const KernelSummary &a = one.kernels[i], &b = three.kernels[i];
+    EXPECT_EQ(a.name, b.name);
+    EXPECT_EQ(a.cases, b.cases) << a.name;
+    EXPECT_EQ(a.max_ulp, b.max_ulp) << a.name;
+    EXPECT_EQ(a.max_bound_use, b.max_bound_use) << a.name;
+    EXPECT_EQ(a.verdict, b.verdict) << a.name;
+    EXPECT_EQ(a.first_failure, b.first_failure) << a.name;
+    EXPECT_EQ(a.ok, b.ok) << a.name;
+  }
+}
+
 TEST(Check, ParsesItsArgumentsAndRejectsBadOnes) {
   auto parse = [](std::vector<std::string> args, CheckOptions* o, std::string* error) {
     bool help = false;
@@ -223,6 +248,12 @@ TEST(Check, ParsesItsArgumentsAndRejectsBadOnes) {
   EXPECT_EQ(parse({"--seed", "seven"}, &o, &error), 2);
   EXPECT_NE(error.find("--seed"), std::string::npos);
   EXPECT_EQ(parse({"--budget", "slow"}, &o, &error), 2);
+  EXPECT_EQ(parse({"--jobs", "3"}, &o, &error), 0) << error;
+  EXPECT_EQ(o.jobs, 3);
+  for (const char* bad : {"0", "-1", "two", "1025"}) {
+    EXPECT_EQ(parse({"--jobs", bad}, &o, &error), 2) << bad;
+    EXPECT_NE(error.find("--jobs"), std::string::npos);
+  }
   EXPECT_EQ(parse({"--frobnicate"}, &o, &error), 2);
   EXPECT_NE(error.find("unknown argument '--frobnicate'"), std::string::npos);
   EXPECT_EQ(parse({"--impls"}, &o, &error), 2);

@@ -25,6 +25,14 @@ std::vector<PlannedRun> BudgetPlan(Budget budget) {
   return plan;
 }
 
+std::vector<PlannedRun> SelectPlan(Budget budget, const std::string& families_glob) {
+  std::vector<PlannedRun> plan;
+  for (PlannedRun& run : BudgetPlan(budget)) {
+    if (GlobMatch(families_glob, run.family)) plan.push_back(std::move(run));
+  }
+  return plan;
+}
+
 Case PlannedCase(const PlannedRun& run, FamilyParams p, std::uint64_t seed) {
   p.d = run.d;
   p.rows = run.rows;

@@ -43,6 +43,10 @@ struct PlannedRun {
 // every shape at seed offsets 0 and 1 (added to the shape's own).
 std::vector<PlannedRun> BudgetPlan(Budget budget);
 
+// BudgetPlan's runs of the families matching `families_glob` (*, ?); empty
+// when none matches.
+std::vector<PlannedRun> SelectPlan(Budget budget, const std::string& families_glob);
+
 // The case of `run` for kernels of p's norm and dtypes (FamilyParamsFor),
 // drawn from the user's seed plus the run's offset: exactly what ln_check
 // judges.

@@ -173,13 +173,6 @@ std::string StatusWord(const ImplInfo& impl) {
   return std::string(StatusName(impl.status));
 }
 
-bool MeetsExpectation(const KernelReport& k) {
-  const bool failed = IsFailure(k.verdict);
-  // "not judged" is no pass for a claims_bound kernel.
-  if (k.info.status == ImplStatus::kClaimsBound && !k.not_judged.empty()) return false;
-  return lnv::MeetsExpectation(k.info.status, failed);
-}
-
 json ToJson(const SweepResult& r, const ReportInputs& in) {
   json plan = json::array();
   const std::uint64_t seed = in.context.value("seed", std::uint64_t{0});
@@ -247,7 +240,7 @@ json ToJson(const SweepResult& r, const ReportInputs& in) {
         {"use_by_d",
          {{"columns", {"d", "y", "mean", "rstd", "dx", "dgamma", "dbeta"}}, {"rows", by_d}}},
     });
-    for (const Finding& f : k.findings) {
+    for (const FamilyFinding& f : k.findings) {
       const PlannedRun& p = r.plan[f.item];
       std::string what = "claim broken";
       if (status == "negative_control") what = "negative control caught";

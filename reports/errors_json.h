@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "reports/sweep.h"
+#include "harness/sweep.h"
 
 namespace lnv::report {
 
@@ -22,11 +22,9 @@ double ReadNum(const nlohmann::json& j);
 // "0x1.8p+1", "inf", "-inf", "nan".
 std::string Hex(double v);
 
-// What the status of a kernel requires, and whether it got it.
-// claims_bound and plugin: no failure; negative_control: a failure (caught);
-// observed: as its recorded baseline (none is recorded: always as expected).
-std::string StatusWord(const ImplInfo& impl);  // claims_bound|negative_control|observed|plugin
-bool MeetsExpectation(const KernelReport& k);
+// claims_bound|negative_control|observed|plugin: what a kernel's status
+// requires (MeetsExpectation, harness/sweep.h).
+std::string StatusWord(const ImplInfo& impl);
 
 struct ReportInputs {
   nlohmann::json context;

@@ -5,7 +5,7 @@
 #include <cmath>
 #include <limits>
 
-#include "reports/report_test_support.h"
+#include "harness/sweep_test_support.h"
 
 namespace lnv::report {
 namespace {
@@ -102,6 +102,15 @@ TEST(ErrorsJson, CheckReportRefusesOtherSchemasAndMissingKeys) {
 TEST(ErrorsJson, LoadReportSaysWhyAFileIsUnreadable) {
   json j;
   EXPECT_NE(LoadReport("/nonexistent/errors.json", &j).find("cannot read"), std::string::npos);
+}
+
+TEST(RunSweep, TheResultDoesNotDependOnTheNumberOfJobs) {
+  ReportInputs in;
+  in.context = {{"seed", kDefaultSeed}};
+  const nlohmann::json one = ToJson(SmallSweep(1), in);
+  const nlohmann::json three = ToJson(SmallSweep(3), in);
+  EXPECT_EQ(one["impls"], three["impls"]);
+  EXPECT_EQ(one["findings"], three["findings"]);
 }
 
 }  // namespace

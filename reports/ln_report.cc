@@ -12,14 +12,14 @@
 #include <thread>
 
 #include "harness/isolate.h"
+#include "harness/sweep.h"
+#include "harness/write_cases.h"
 #include "impls/plugin/loader.h"
-#include "reports/cases.h"
 #include "reports/compare.h"
 #include "reports/context.h"
 #include "reports/errors_json.h"
 #include "reports/html.h"
 #include "reports/options.h"
-#include "reports/sweep.h"
 
 namespace lnv::report {
 namespace {
@@ -204,6 +204,7 @@ int Sweep(const ReportOptions& o, int argc, char** argv) {
   cw.replay_program = LnCheckPath();
   cw.seed = o.seed;
   cw.plugin_runner = isolator.get();
+  cw.typical = o.typical;
   ReportInputs in;
   in.write_errors = WriteCaseFiles(cw, &result);
   for (const std::string& e : in.write_errors) std::cerr << "ln_report: " << e << "\n";
@@ -234,7 +235,7 @@ int Sweep(const ReportOptions& o, int argc, char** argv) {
     }
   }
   for (const KernelReport& k : result.kernels) {
-    for (const Finding& f : k.findings) {
+    for (const FamilyFinding& f : k.findings) {
       if (k.info.status == ImplStatus::kClaimsBound) {
         std::cout << "FINDING " << k.info.name << " on " << result.plan[f.item].family << ": "
                   << f.summary << "\n  replay " << f.replay << "\n";

@@ -8,9 +8,9 @@
 #include <cstdint>
 
 #include "harness/isolate.h"
-#include "reports/cases.h"
-#include "reports/report_test_support.h"
-#include "reports/sweep.h"
+#include "harness/sweep.h"
+#include "harness/sweep_test_support.h"
+#include "harness/write_cases.h"
 
 namespace lnv::report {
 namespace {
@@ -75,7 +75,7 @@ TEST(PluginIsolation, ACrashingPluginIsAFindingWithItsCaseAndTheSweepGoesOn) {
   w.out_dir = ::testing::TempDir() + "report_plugin_isolation_test";
   w.plugin_runner = &isolator;
   EXPECT_TRUE(WriteCaseFiles(w, &r).empty());
-  const Finding& f = r.kernels[1].findings.front();
+  const FamilyFinding& f = r.kernels[1].findings.front();
   EXPECT_FALSE(f.case_file.empty());
   EXPECT_EQ(f.replay.rfind("ln_check --plugin test.so --replay ", 0), 0u) << f.replay;
   EXPECT_NE(f.summary.find("SIGSEGV"), std::string::npos) << f.summary;

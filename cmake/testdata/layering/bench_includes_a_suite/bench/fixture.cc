@@ -1,2 +1,2 @@
 // Negative fixture of cmake/check_layering.cmake: benchmarks do not include the tools.
-#include "reports/sweep.h"
+#include "reports/html.h"

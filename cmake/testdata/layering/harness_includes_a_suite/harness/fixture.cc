@@ -1,2 +1,2 @@
 // Negative fixture of cmake/check_layering.cmake: the harness is below the tools.
-#include "reports/sweep.h"
+#include "reports/html.h"

@@ -1,2 +1,2 @@
 // Negative fixture of cmake/check_layering.cmake: tools do not include each other.
-#include "reports/sweep.h"
+#include "reports/html.h"

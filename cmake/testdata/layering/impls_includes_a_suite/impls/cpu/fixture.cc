@@ -1,2 +1,2 @@
 // Negative fixture of cmake/check_layering.cmake: a kernel library is a leaf.
-#include "reports/sweep.h"
+#include "reports/html.h"

@@ -1,4 +1,4 @@
-#include "reports/sweep.h"
+#include "harness/sweep.h"
 
 #include <algorithm>
 #include <atomic>
@@ -14,7 +14,7 @@
 #include "harness/isolate.h"
 #include "impls/plugin/loader.h"
 
-namespace lnv::report {
+namespace lnv {
 namespace {
 
 constexpr double kNan = std::numeric_limits<double>::quiet_NaN();
@@ -40,6 +40,7 @@ void MergeOutput(const OutputMeasure& m, std::int32_t item, OutputSummary* s) {
   s->unclaimed += m.unclaimed;
   s->out_of_range += m.out_of_range;
   s->undecided += m.undecided;
+  s->beyond_typical += m.beyond_typical;
   if (m.worst && (!s->worst || WorseElement(*m.worst, *s->worst))) {
     s->worst = m.worst;
     s->worst_item = item;
@@ -95,8 +96,17 @@ void Merge(const CaseMeasure& m, const PlannedRun& item, std::int32_t item_index
   worst_failure_by_family->emplace_back(item_index, m);
 }
 
-Finding MakeFinding(const CaseMeasure& m, std::int32_t item) {
-  Finding f;
+// An observed kernel's case, without the judgement's per-element results
+// (the baseline needs the verdicts and the worst elements only).
+void Observe(const std::string& family, const Case& c, const Judgement& j,
+             std::vector<ObservedRun>* out) {
+  Judgement lean = j;
+  for (OutputResult& o : lean.outputs) o.elements = {};
+  out->emplace_back().Observe(family, c, lean);
+}
+
+FamilyFinding MakeFinding(const CaseMeasure& m, std::int32_t item) {
+  FamilyFinding f;
   f.item = item;
   f.d = m.d;
   f.rows = m.rows;
@@ -140,6 +150,12 @@ Output DecidingOutput(const CaseMeasure& m) {
     }
   }
   return best;
+}
+
+bool MeetsExpectation(const KernelReport& k) {
+  // "not judged" is no pass for a claims_bound kernel.
+  if (k.info.status == ImplStatus::kClaimsBound && !k.not_judged.empty()) return false;
+  return MeetsExpectation(k.info.status, IsFailure(k.verdict));
 }
 
 std::string KernelVerdictWord(const KernelReport& k) {
@@ -190,6 +206,8 @@ SweepResult RunSweep(const SweepOptions& opt) {
                    [&](std::size_t a, std::size_t b) { return units[a].weight > units[b].weight; });
 
   std::vector<std::vector<CaseMeasure>> measures(units.size());
+  // Observed kernels' findings and magnitudes per unit, merged in plan order.
+  std::vector<std::vector<ObservedRun>> observed(units.size());
   std::atomic<std::size_t> next{0};
   std::atomic<std::int64_t> units_done{0};
   std::mutex mu;
@@ -212,6 +230,8 @@ SweepResult RunSweep(const SweepOptions& opt) {
         jo.typical = TypicalTierFor(impls[k], item.family, opt.typical);
         const Judgement j = JudgeWithReference(impls[k], c, ref, jo);
         out.push_back(Measure(impls[k], c, ref, j, with_points, u.item));
+        if (impls[k].status == ImplStatus::kObserved)
+          Observe(item.family, c, j, &observed[order[n]]);
       }
       {
         std::lock_guard<std::mutex> lock(mu);
@@ -249,6 +269,10 @@ SweepResult RunSweep(const SweepOptions& opt) {
       const std::size_t k = g.members[m];
       Merge(measures[u][m], plan[units[u].item], units[u].item, &failures[k], plan,
             &result.kernels[k]);
+      if (impls[k].status == ImplStatus::kObserved) {
+        result.kernels[k].observed.Merge(observed[u].front());
+        observed[u].erase(observed[u].begin());
+      }
       ++result.cases_judged;
     }
     measures[u].clear();
@@ -262,7 +286,7 @@ SweepResult RunSweep(const SweepOptions& opt) {
   for (std::size_t k = 0; k < impls.size(); ++k) {
     for (const auto& [item, m] : failures[k]) {
       const Case c = PlannedCase(plan[item], FamilyParamsFor(impls[k]), opt.seed);
-      Finding f = MakeFinding(m, item);
+      FamilyFinding f = MakeFinding(m, item);
       if (f.worst_row >= 0 && f.worst_row < c.rows) {
         // The worst row alone: its kappa and magnitude (rows are independent).
         const Case one = SelectRows(c, {f.worst_row});
@@ -282,4 +306,4 @@ SweepResult RunSweep(const SweepOptions& opt) {
   return result;
 }
 
-}  // namespace lnv::report
+}  // namespace lnv

@@ -1,4 +1,4 @@
-#include "reports/measure.h"
+#include "harness/measure.h"
 
 #include <gtest/gtest.h>
 
@@ -6,9 +6,9 @@
 #include <limits>
 
 #include "harness/families.h"
-#include "reports/report_test_support.h"
+#include "harness/sweep_test_support.h"
 
-namespace lnv::report {
+namespace lnv {
 namespace {
 
 Case LargeMean(const ImplInfo& impl, std::int64_t rows) {
@@ -121,4 +121,4 @@ TEST(Measure, RowsOutsideTheClaimedRangeArePointsWithoutAnError) {
 }
 
 }  // namespace
-}  // namespace lnv::report
+}  // namespace lnv

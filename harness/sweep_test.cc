@@ -1,15 +1,14 @@
-#include "reports/sweep.h"
+#include "harness/sweep.h"
 
 #include <gtest/gtest.h>
 
 #include <filesystem>
 
 #include "harness/check.h"
-#include "reports/cases.h"
-#include "reports/errors_json.h"
-#include "reports/report_test_support.h"
+#include "harness/sweep_test_support.h"
+#include "harness/write_cases.h"
 
-namespace lnv::report {
+namespace lnv {
 namespace {
 
 TEST(RunSweep, JudgesEveryKernelOnEveryPlannedCase) {
@@ -47,15 +46,6 @@ TEST(RunSweep, TheDSweepRecordsTheMaxBoundUsePerD) {
   }
 }
 
-TEST(RunSweep, TheResultDoesNotDependOnTheNumberOfJobs) {
-  ReportInputs in;
-  in.context = {{"seed", kDefaultSeed}};
-  const nlohmann::json one = ToJson(SmallSweep(1), in);
-  const nlohmann::json three = ToJson(SmallSweep(3), in);
-  EXPECT_EQ(one["impls"], three["impls"]);
-  EXPECT_EQ(one["findings"], three["findings"]);
-}
-
 TEST(WriteCaseFiles, EveryFindingGetsACaseThatLnCheckReplaysAsExpected) {
   SweepResult r = SmallSweep();
   const std::string dir = ::testing::TempDir() + "report_cases_test";
@@ -65,7 +55,7 @@ TEST(WriteCaseFiles, EveryFindingGetsACaseThatLnCheckReplaysAsExpected) {
   w.found_by = "ln_report (test)";
   w.seed = kDefaultSeed;
   EXPECT_TRUE(WriteCaseFiles(w, &r).empty());
-  const Finding& f = r.kernels[1].findings.front();
+  const FamilyFinding& f = r.kernels[1].findings.front();
   ASSERT_FALSE(f.case_file.empty());
   EXPECT_NE(f.replay.find("ln_check --replay " + dir + "/" + f.case_file), std::string::npos);
   Case c;
@@ -83,4 +73,4 @@ TEST(WriteCaseFiles, EveryFindingGetsACaseThatLnCheckReplaysAsExpected) {
 }
 
 }  // namespace
-}  // namespace lnv::report
+}  // namespace lnv

@@ -1,17 +1,17 @@
 // Shared by the reports/ tests: registry kernels by name and a small plan
 // that exercises every chart role in a fraction of a second.
-#ifndef LNV_REPORTS_REPORT_TEST_SUPPORT_H_
-#define LNV_REPORTS_REPORT_TEST_SUPPORT_H_
+#ifndef LNV_HARNESS_SWEEP_TEST_SUPPORT_H_
+#define LNV_HARNESS_SWEEP_TEST_SUPPORT_H_
 
 #include <gtest/gtest.h>
 
 #include <string>
 #include <vector>
 
+#include "harness/sweep.h"
 #include "impls/registry.h"
-#include "reports/sweep.h"
 
-namespace lnv::report {
+namespace lnv {
 
 inline const ImplInfo& Kernel(const std::string& name) {
   if (const ImplInfo* i = FindImpl(name)) return *i;
@@ -40,6 +40,6 @@ inline SweepResult SmallSweep(int jobs = 1) {
   return RunSweep(o);
 }
 
-}  // namespace lnv::report
+}  // namespace lnv
 
-#endif  // LNV_REPORTS_REPORT_TEST_SUPPORT_H_
+#endif  // LNV_HARNESS_SWEEP_TEST_SUPPORT_H_

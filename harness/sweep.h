@@ -1,10 +1,15 @@
-// The measuring half of ln_report: every kernel over the plan's cases, judged
-// with harness/judge. Kernels sharing (norm, x dtype, param dtype) share each
-// case and the oracle's answer for it (ComputeReference once, then
-// JudgeWithReference per kernel). Cases run on --jobs threads; the result is
-// merged in plan order, so it does not depend on the number of jobs.
-#ifndef LNV_REPORTS_SWEEP_H_
-#define LNV_REPORTS_SWEEP_H_
+// The one sweep of every kernel over a plan's cases (harness/driver.h,
+// BudgetPlan), run by ln_check and ln_report alike. Kernels sharing (norm, x
+// dtype, param dtype) share each case and the oracle's answer for it
+// (ComputeReference once, then JudgeWithReference per kernel); plugin kernels
+// run through SweepOptions::plugin_runner (a child process). Cases run on
+// --jobs threads and the result is merged in plan order, so it does not depend
+// on the number of jobs. Per kernel it keeps what both tools report: per
+// output the worst verdict, max ULP and bound use, counts, histogram, chart
+// points and worst element; the worst case of each failing family (a
+// finding); and, for an observed kernel, what its baseline is compared with.
+#ifndef LNV_HARNESS_SWEEP_H_
+#define LNV_HARNESS_SWEEP_H_
 
 #include <array>
 #include <cstdint>
@@ -14,13 +19,14 @@
 #include <string>
 #include <vector>
 
+#include "harness/baseline.h"
 #include "harness/case_file.h"
 #include "harness/driver.h"
 #include "harness/judge.h"
+#include "harness/measure.h"
 #include "impls/registry.h"
-#include "reports/measure.h"
 
-namespace lnv::report {
+namespace lnv {
 
 // One kernel's outputs over every case.
 struct OutputSummary {
@@ -29,6 +35,7 @@ struct OutputSummary {
   double max_ulp = 0.0;
   double max_bound_use = 0.0;
   std::int64_t count = 0, unclaimed = 0, out_of_range = 0, undecided = 0;
+  std::int64_t beyond_typical = 0;
   std::optional<ElementResult> worst;  // worst element over every case
   std::int32_t worst_item = -1;        // its case (plan item)
   std::int64_t worst_row = -1;
@@ -39,7 +46,7 @@ struct OutputSummary {
 
 // A broken claim (or a caught negative control): the worst case of one
 // family for one kernel.
-struct Finding {
+struct FamilyFinding {
   std::int32_t item = -1;
   std::int64_t d = 0, rows = 0;  // the case's shape
   Output output = Output::kY;    // the output that decides the verdict
@@ -50,6 +57,7 @@ struct Finding {
   double kappa = 0.0,
          log2_mag = 0.0;          // of the worst row; NaN for column outputs
   std::string case_file, replay;  // filled by WriteCaseFiles
+  std::string case_result;        // the written case's result (after shrinking)
 };
 
 struct KernelReport {
@@ -61,13 +69,16 @@ struct KernelReport {
   Verdict verdict = Verdict::kPass;                        // worst over the cases
   std::array<OutputSummary, 6> outputs;                    // indexed by Output
   std::map<std::int64_t, std::array<double, 6>> use_by_d;  // d sweep: max bound use per output
-  std::vector<Finding> findings;  // in plan order of the families' first failures
+  std::vector<FamilyFinding> findings;  // in plan order of the families' first failures
   // Per output, over the random-data families (IsRandomDataFamily): elements
   // judged, and those judged without a claim (unclaimed + out_of_range).
   std::array<std::int64_t, 6> random_count{}, random_unclaimed{};
   // claims_bound and plugin kernels: "" or why the kernel is "not judged"
   // (NotJudgedReason, harness/judge.h).
   std::string not_judged;
+  // Observed kernels: every case's findings and magnitudes, for the
+  // comparison with the kernel's baseline (harness/baseline.h).
+  ObservedRun observed;
 };
 
 struct SweepOptions {
@@ -106,6 +117,12 @@ Output DecidingOutput(const CaseMeasure& m);
 // "not_judged" (no broken claim, but too few elements held a claim).
 std::string KernelVerdictWord(const KernelReport& k);
 
-}  // namespace lnv::report
+// Whether a kernel's sweep is what its status requires: claims_bound and
+// plugin kernels no failure and a claim on the random-data families (not
+// "not judged"); negative_control a failure (caught); observed always here
+// (its baseline decides: ln_check compares it, ln_report shows it).
+bool MeetsExpectation(const KernelReport& k);
 
-#endif  // LNV_REPORTS_SWEEP_H_
+}  // namespace lnv
+
+#endif  // LNV_HARNESS_SWEEP_H_

@@ -1,4 +1,4 @@
-#include "reports/measure.h"
+#include "harness/measure.h"
 
 #include <algorithm>
 #include <cmath>
@@ -7,7 +7,7 @@
 #include "harness/bounds.h"
 #include "harness/formats.h"
 
-namespace lnv::report {
+namespace lnv {
 namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
@@ -162,6 +162,7 @@ CaseMeasure Measure(const ImplInfo& impl, const Case& c, const Reference& ref, c
     m.unclaimed = o.unclaimed;
     m.out_of_range = o.out_of_range;
     m.undecided = o.undecided;
+    m.beyond_typical = o.beyond_typical;
     for (const ElementResult& e : o.elements) {
       if (!ElementCounts(e)) continue;
       // The worst judged element: a failure first, then the largest bound use
@@ -179,4 +180,4 @@ CaseMeasure Measure(const ImplInfo& impl, const Case& c, const Reference& ref, c
   return cm;
 }
 
-}  // namespace lnv::report
+}  // namespace lnv

@@ -3,8 +3,8 @@
 // per-row points that the charts draw (error and bounds in units of the row's
 // largest output's ulp). Computed from harness/judge's Judgement with every
 // element kept, and the case's Reference (the oracle's answer).
-#ifndef LNV_REPORTS_MEASURE_H_
-#define LNV_REPORTS_MEASURE_H_
+#ifndef LNV_HARNESS_MEASURE_H_
+#define LNV_HARNESS_MEASURE_H_
 
 #include <array>
 #include <cstdint>
@@ -17,7 +17,7 @@
 #include "harness/judge.h"
 #include "impls/registry.h"
 
-namespace lnv::report {
+namespace lnv {
 
 // ULPs of elements, in bins of 1/kBinsPerOctave octave: bin b holds ulps in
 // [2^(b/k), 2^((b+1)/k)). Exact results (0 ulp) and non-finite mismatches
@@ -63,6 +63,7 @@ struct OutputMeasure {
   double max_ulp = 0.0;
   double max_bound_use = 0.0;
   std::int64_t count = 0, unclaimed = 0, out_of_range = 0, undecided = 0;
+  std::int64_t beyond_typical = 0;     // beyond the statistical tier's bound
   std::optional<ElementResult> worst;  // a failing element, else the largest bound use
   std::int64_t worst_row = -1;         // its row (y, dx, mean, rstd), -1 for column outputs
   UlpHistogram hist;
@@ -92,6 +93,6 @@ double RowKappa(const Case& c, const Reference& ref, std::int64_t row);
 CaseMeasure Measure(const ImplInfo& impl, const Case& c, const Reference& ref, const Judgement& j,
                     bool with_points, std::int32_t item);
 
-}  // namespace lnv::report
+}  // namespace lnv
 
-#endif  // LNV_REPORTS_MEASURE_H_
+#endif  // LNV_HARNESS_MEASURE_H_

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
 #include <functional>
 #include <map>
 #include <memory>
@@ -15,9 +16,11 @@
 #include <tuple>
 
 #include "harness/baseline.h"
+#include "harness/errors_json.h"
 #include "harness/families.h"
 #include "harness/formats.h"
 #include "harness/isolate.h"
+#include "harness/run_context.h"
 #include "harness/sweep.h"
 #include "harness/write_cases.h"
 #include "impls/plugin/loader.h"
@@ -297,6 +300,48 @@ CheckResult RunCheck(const CheckOptions& opt, std::ostream& out) {
   return result;
 }
 
+std::string WriteCheckJson(const CheckOptions& opt, const CheckResult& result,
+                           const std::string& command,
+                           const std::vector<std::string>& load_errors) {
+  namespace fs = std::filesystem;
+  const fs::path json_dir = fs::absolute(opt.output_json).parent_path();
+  // Case paths relative to the file, as ln_report's are to its directory.
+  SweepResult sweep = result.sweep;
+  for (KernelReport& k : sweep.kernels) {
+    for (FamilyFinding& f : k.findings) {
+      if (f.case_file.empty()) continue;
+      f.case_file =
+          fs::proximate(fs::absolute(fs::path(opt.cases_dir) / f.case_file), json_dir).string();
+    }
+  }
+  ReportInputs in;
+  in.load_errors = load_errors;
+  for (std::size_t k = 0; k < result.kernels.size(); ++k) {
+    if (result.kernels[k].status == ImplStatus::kObserved) {
+      in.baselines[k] = {result.kernels[k].baseline, result.kernels[k].ok};
+    }
+  }
+  RunFacts facts;
+  facts.tool = "ln_check";
+  facts.command = command;
+  facts.budget = opt.budget;
+  facts.seed = opt.seed;
+  facts.impls_glob = opt.impls_glob;
+  facts.families_glob = opt.families_glob;
+  facts.seconds = result.seconds;
+  facts.jobs = opt.jobs > 0 ? opt.jobs : DefaultJobs();
+  facts.plugin_paths = opt.plugins;
+  std::vector<ImplInfo> impls;
+  for (const KernelReport& k : sweep.kernels) impls.push_back(k.info);
+  in.context = CollectContext(facts, impls);
+  std::error_code ec;
+  fs::create_directories(json_dir, ec);
+  std::ofstream out(opt.output_json, std::ios::binary);
+  out << ToJson(sweep, in).dump() << "\n";
+  out.close();
+  return out ? "" : "cannot write " + opt.output_json;
+}
+
 void PrintCheckReport(const CheckOptions& opt, const CheckResult& result, std::ostream& out) {
   out << "\n";
   PrintTable(result.kernels, out);
@@ -449,6 +494,8 @@ std::string CheckUsage() {
          "  --write-baselines  record this run's findings of the observed kernels as\n"
          "                     their baselines (for this budget and seed), with the\n"
          "                     smallest case of each, instead of comparing\n"
+         "  --output-json FILE also write the run as errors.json (reports/SCHEMA.md, as\n"
+         "                     ln_report writes it; context.tool is \"ln_check\")\n"
          "  --list             print the kernels --impls selects (name, status, dtypes,\n"
          "                     algorithm, the bound each is held to, its claimed range)\n"
          "                     and run nothing; --format json for the same as JSON\n"
@@ -546,6 +593,8 @@ int ParseCheckArgs(const std::vector<std::string>& args, CheckOptions* o, bool* 
         return 2;
       }
       o->jobs = n;
+    } else if (a == "--output-json") {
+      if (!take(&o->output_json)) return 2;
     } else if (a == "--no-isolation") {
       o->isolate_plugins = false;
     } else if (a == "--baselines") {
@@ -580,6 +629,10 @@ int ParseCheckArgs(const std::vector<std::string>& args, CheckOptions* o, bool* 
   }
   if (format_given && !o->list) {
     *error = "--format applies to --list only";
+    return 2;
+  }
+  if (!o->output_json.empty() && (o->list || !replay->empty())) {
+    *error = "--output-json applies to a run, not to --list or --replay";
     return 2;
   }
   if (o->list && !replay->empty()) {

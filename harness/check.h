@@ -49,6 +49,9 @@ struct CheckOptions {
   bool list = false;
   bool list_json = false;
   int jobs = 0;  // cases judged at once; 0: one per hardware thread
+  // --output-json FILE: the run as errors.json (harness/errors_json.h,
+  // reports/SCHEMA.md), as ln_report writes it; "": none.
+  std::string output_json;
 };
 
 struct KernelSummary {
@@ -95,6 +98,13 @@ CheckResult RunCheck(const CheckOptions& options, std::ostream& out);
 // use, verdict), the "ok"/"FAILED" line with the seed and time, the elements
 // without a claim, and why each kernel that is not as expected is not.
 void PrintCheckReport(const CheckOptions& options, const CheckResult& result, std::ostream& out);
+
+// Writes the run as errors.json to options.output_json (case paths relative
+// to its directory; observed kernels with their baseline comparison).
+// `command` is the command line and `load_errors` the plugins that did not
+// load. Returns "" or why the file could not be written.
+std::string WriteCheckJson(const CheckOptions& options, const CheckResult& result,
+                           const std::string& command, const std::vector<std::string>& load_errors);
 
 // ln_check --replay FILE: prints oracle vs kernel element by element, with
 // error and bound, then the same summary line the run that wrote the file

@@ -9,6 +9,7 @@
 #include <sstream>
 #include <string>
 
+#include "harness/errors_json.h"
 #include "harness/families.h"
 #include "harness/kernel_list.h"
 #include "impls/plugin/loader.h"
@@ -229,6 +230,59 @@ TEST(Check, TheRunDoesNotDependOnTheNumberOfJobs) {
   }
 }
 
+// --output-json: the run in ln_report's errors.json schema, with the same
+// verdicts and exit status as the table, the case files it names, and an
+// observed kernel held to its baseline comparison (a missing baseline is a
+// change: not as expected in the file either).
+TEST(Check, OutputJsonIsTheRunInTheErrorsJsonSchema) {
+  const auto dir = TempDir("json");
+  CheckOptions o;
+  o.impls_glob = "f32/*";
+  o.families_glob = "large_mean";
+  o.cases_dir = (dir / "cases").string();
+  o.output_json = (dir / "out" / "check.json").string();
+  o.baselines_dir = (dir / "no_baselines").string();
+  std::ostringstream log;
+  const CheckResult r = RunCheck(o, log);
+  ASSERT_EQ(WriteCheckJson(o, r, "ln_check (test)", {}), "");
+  nlohmann::json j;
+  ASSERT_EQ(LoadReport(o.output_json, &j), "");
+  EXPECT_EQ(j["context"]["tool"], "ln_check");
+  EXPECT_EQ(j["context"]["families_glob"], "large_mean");
+  EXPECT_EQ(j["summary"]["exit_status"], r.exit_code);
+  ASSERT_EQ(j["impls"].size(), r.kernels.size());
+  int observed = 0, findings = 0;
+  for (std::size_t k = 0; k < r.kernels.size(); ++k) {
+    const nlohmann::json& i = j["impls"][k];
+    EXPECT_EQ(i["name"], r.kernels[k].name);
+    EXPECT_EQ(i["expected"], r.kernels[k].ok) << r.kernels[k].name;
+    EXPECT_EQ(i["worst_verdict"], std::string(VerdictName(r.kernels[k].verdict)));
+    if (r.kernels[k].status == ImplStatus::kObserved) {
+      ++observed;
+      EXPECT_FALSE(r.kernels[k].ok);
+      EXPECT_EQ(i["baseline"], r.kernels[k].baseline);
+    }
+    findings += static_cast<int>(r.sweep.kernels[k].findings.size());
+  }
+  EXPECT_EQ(static_cast<int>(j["findings"].size()), findings);
+  EXPECT_GT(findings, 0);
+  int files = 0;
+  for (const nlohmann::json& f : j["findings"]) {
+    if (!f["case_file"].is_string()) continue;
+    ++files;
+    EXPECT_TRUE(std::filesystem::exists(dir / "out" / f["case_file"].get<std::string>()))
+        << f["case_file"];
+  }
+  EXPECT_GT(files, 0);
+  if (observed > 0) {
+    EXPECT_EQ(r.exit_code, 1);
+  }
+  // A file that cannot be written is an error, never a silent success.
+  std::ofstream(dir / "a_file") << "x";
+  o.output_json = (dir / "a_file" / "check.json").string();
+  EXPECT_NE(WriteCheckJson(o, r, "ln_check (test)", {}), "");
+}
+
 TEST(Check, ParsesItsArgumentsAndRejectsBadOnes) {
   auto parse = [](std::vector<std::string> args, CheckOptions* o, std::string* error) {
     bool help = false;
@@ -254,6 +308,12 @@ TEST(Check, ParsesItsArgumentsAndRejectsBadOnes) {
     EXPECT_EQ(parse({"--jobs", bad}, &o, &error), 2) << bad;
     EXPECT_NE(error.find("--jobs"), std::string::npos);
   }
+  CheckOptions with_json;
+  EXPECT_EQ(parse({"--output-json", "x.json"}, &with_json, &error), 0) << error;
+  EXPECT_EQ(with_json.output_json, "x.json");
+  CheckOptions listing;
+  EXPECT_EQ(parse({"--list", "--output-json", "x.json"}, &listing, &error), 2);
+  EXPECT_NE(error.find("--output-json"), std::string::npos);
   EXPECT_EQ(parse({"--frobnicate"}, &o, &error), 2);
   EXPECT_NE(error.find("unknown argument '--frobnicate'"), std::string::npos);
   EXPECT_EQ(parse({"--impls"}, &o, &error), 2);

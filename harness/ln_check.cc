@@ -43,7 +43,18 @@ int main(int argc, char** argv) {
   options.impls = loaded.impls;
   const lnv::CheckResult result = lnv::RunCheck(options, std::cout);
   if (result.exit_code != 2) lnv::PrintCheckReport(options, result, std::cout);
-  const int rc = result.exit_code;
+  int rc = result.exit_code;
+  if (!options.output_json.empty() && result.exit_code != 2) {
+    std::string command = "ln_check";
+    for (const std::string& a : args) command += " " + lnv::ShellQuote(a);
+    const std::string e = lnv::WriteCheckJson(options, result, command, loaded.errors);
+    if (e.empty()) {
+      std::cout << "wrote " << options.output_json << "\n";
+    } else {
+      std::cerr << "ln_check: " << e << "\n";
+      rc = 2;
+    }
+  }
   if (load_status != 0) {
     std::cout << "ln_check: " << loaded.errors.size()
               << " plugin error(s); the kernels that loaded were checked:\n";

@@ -3,7 +3,7 @@
 #include <cmath>
 #include <map>
 
-#include "reports/errors_json.h"
+#include "harness/errors_json.h"
 #include "reports/svg_chart.h"
 
 namespace lnv::report {

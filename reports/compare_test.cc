@@ -2,7 +2,7 @@
 
 #include <gtest/gtest.h>
 
-#include "reports/errors_json.h"
+#include "harness/errors_json.h"
 
 namespace lnv::report {
 namespace {

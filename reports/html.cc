@@ -7,7 +7,7 @@
 #include <map>
 #include <set>
 
-#include "reports/errors_json.h"
+#include "harness/errors_json.h"
 #include "reports/svg_chart.h"
 
 namespace lnv::report {

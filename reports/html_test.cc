@@ -2,9 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include "harness/errors_json.h"
 #include "harness/sweep_test_support.h"
 #include "reports/browser_check.h"
-#include "reports/errors_json.h"
 
 namespace lnv::report {
 namespace {

@@ -11,13 +11,13 @@
 #include <memory>
 #include <thread>
 
+#include "harness/errors_json.h"
 #include "harness/isolate.h"
+#include "harness/run_context.h"
 #include "harness/sweep.h"
 #include "harness/write_cases.h"
 #include "impls/plugin/loader.h"
 #include "reports/compare.h"
-#include "reports/context.h"
-#include "reports/errors_json.h"
 #include "reports/html.h"
 #include "reports/options.h"
 
@@ -209,8 +209,15 @@ int Sweep(const ReportOptions& o, int argc, char** argv) {
   in.write_errors = WriteCaseFiles(cw, &result);
   for (const std::string& e : in.write_errors) std::cerr << "ln_report: " << e << "\n";
   in.load_errors = load.errors;
-  RunFacts facts{CommandLine(argc, argv), result.seconds, so.jobs, plugin_paths};
-  in.context = CollectContext(o, facts, so.impls);
+  RunFacts facts;
+  facts.command = CommandLine(argc, argv);
+  facts.budget = o.budget;
+  facts.seed = o.seed;
+  facts.impls_glob = o.impls_glob;
+  facts.seconds = result.seconds;
+  facts.jobs = so.jobs;
+  facts.plugin_paths = plugin_paths;
+  in.context = CollectContext(facts, so.impls);
   const nlohmann::json report = ToJson(result, in);
 
   std::optional<Comparison> cmp;

@@ -9,7 +9,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "reports/errors_json.h"
+#include "harness/errors_json.h"
 
 namespace lnv::report {
 namespace {

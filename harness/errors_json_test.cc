@@ -1,4 +1,4 @@
-#include "reports/errors_json.h"
+#include "harness/errors_json.h"
 
 #include <gtest/gtest.h>
 
@@ -7,7 +7,7 @@
 
 #include "harness/sweep_test_support.h"
 
-namespace lnv::report {
+namespace lnv {
 namespace {
 
 using nlohmann::json;
@@ -114,4 +114,4 @@ TEST(RunSweep, TheResultDoesNotDependOnTheNumberOfJobs) {
 }
 
 }  // namespace
-}  // namespace lnv::report
+}  // namespace lnv

@@ -1,4 +1,4 @@
-#include "reports/errors_json.h"
+#include "harness/errors_json.h"
 
 #include <algorithm>
 #include <cmath>
@@ -9,7 +9,7 @@
 
 #include "harness/case_file.h"
 
-namespace lnv::report {
+namespace lnv {
 namespace {
 
 using nlohmann::json;
@@ -191,10 +191,13 @@ json ToJson(const SweepResult& r, const ReportInputs& in) {
   }
   json impls = json::array(), findings = json::array();
   int as_expected = 0;
-  for (const KernelReport& k : r.kernels) {
+  for (std::size_t index = 0; index < r.kernels.size(); ++index) {
+    const KernelReport& k = r.kernels[index];
     const ImplInfo& i = k.info;
     const std::string status = StatusWord(i);
-    const bool expected = MeetsExpectation(k);
+    const auto baseline = in.baselines.find(index);
+    const bool expected =
+        baseline != in.baselines.end() ? baseline->second.second : MeetsExpectation(k);
     as_expected += expected;
     json outputs = json::object();
     for (Output o : kAllOutputs) {
@@ -229,7 +232,7 @@ json ToJson(const SweepResult& r, const ReportInputs& in) {
         {"worst_verdict", std::string(VerdictName(k.verdict))},
         {"expected", expected},
         {"expectation", ExpectationText(status)},
-        {"baseline", nullptr},
+        {"baseline", baseline != in.baselines.end() ? json(baseline->second.first) : json(nullptr)},
         {"cases", k.cases},
         {"kernel_errors", k.kernel_errors},
         {"first_error", k.first_error.empty() ? json(nullptr) : json(k.first_error)},
@@ -328,4 +331,4 @@ int ExitStatusOf(const json& report) {
   return 0;
 }
 
-}  // namespace lnv::report
+}  // namespace lnv

@@ -2,16 +2,18 @@
 // reading it back. Numbers that can be non-finite are written as the strings
 // "inf", "-inf", "nan"; numbers that matter exactly also as C99 hex floats
 // ("*_hex", printf("%a")), which read back bit for bit.
-#ifndef LNV_REPORTS_ERRORS_JSON_H_
-#define LNV_REPORTS_ERRORS_JSON_H_
+#ifndef LNV_HARNESS_ERRORS_JSON_H_
+#define LNV_HARNESS_ERRORS_JSON_H_
 
+#include <map>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "harness/sweep.h"
 
-namespace lnv::report {
+namespace lnv {
 
 inline constexpr int kSchemaVersion = 1;
 
@@ -30,6 +32,10 @@ struct ReportInputs {
   nlohmann::json context;
   std::vector<std::string> load_errors;   // plugins that did not load
   std::vector<std::string> write_errors;  // case files that could not be written
+  // Observed kernels compared with their recorded baselines (ln_check), by
+  // index into SweepResult::kernels: what the comparison said, and whether
+  // the kernel matched it. None (ln_report): an observed kernel is as expected.
+  std::map<std::size_t, std::pair<std::string, bool>> baselines;
 };
 
 nlohmann::json ToJson(const SweepResult& result, const ReportInputs& inputs);
@@ -42,6 +48,6 @@ std::string CheckReport(const nlohmann::json& j);
 // 0 when every kernel is as its status expects and every plugin loaded, else 1.
 int ExitStatusOf(const nlohmann::json& report);
 
-}  // namespace lnv::report
+}  // namespace lnv
 
-#endif  // LNV_REPORTS_ERRORS_JSON_H_
+#endif  // LNV_HARNESS_ERRORS_JSON_H_

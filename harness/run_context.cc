@@ -1,4 +1,4 @@
-#include "reports/context.h"
+#include "harness/run_context.h"
 
 #include <gmp.h>
 #include <mpfr.h>
@@ -30,7 +30,7 @@
 #define LNV_CXX_FLAGS ""
 #endif
 
-namespace lnv::report {
+namespace lnv {
 namespace {
 
 std::string Trim(std::string s) {
@@ -113,8 +113,7 @@ nlohmann::json CpuFacts() {
   return cpu;
 }
 
-nlohmann::json CollectContext(const ReportOptions& o, const RunFacts& facts,
-                              const std::vector<ImplInfo>& impls) {
+nlohmann::json CollectContext(const RunFacts& facts, const std::vector<ImplInfo>& impls) {
   nlohmann::json libs = {
       {"boost", std::to_string(BOOST_VERSION / 100000) + "." +
                     std::to_string(BOOST_VERSION / 100 % 1000) + "." +
@@ -138,7 +137,7 @@ nlohmann::json CollectContext(const ReportOptions& o, const RunFacts& facts,
   nlohmann::json plugins = nlohmann::json::array();
   for (const std::string& p : facts.plugin_paths) plugins.push_back(p);
   return {
-      {"tool", "ln_report"},
+      {"tool", facts.tool},
       {"command", facts.command},
       {"git_commit", GitCommit()},
       {"date", UtcNow()},
@@ -146,9 +145,10 @@ nlohmann::json CollectContext(const ReportOptions& o, const RunFacts& facts,
       {"compiler_flags", LNV_CXX_FLAGS},
       {"cpu", CpuFacts()},
       {"libraries", libs},
-      {"seed", o.seed},
-      {"budget", BudgetName(o.budget)},
-      {"impls_glob", o.impls_glob},
+      {"seed", facts.seed},
+      {"budget", BudgetName(facts.budget)},
+      {"impls_glob", facts.impls_glob},
+      {"families_glob", facts.families_glob},
       {"plugins", plugins},
       {"jobs", facts.jobs},
       {"seconds", facts.seconds},
@@ -159,4 +159,4 @@ nlohmann::json CollectContext(const ReportOptions& o, const RunFacts& facts,
   };
 }
 
-}  // namespace lnv::report
+}  // namespace lnv

@@ -16,6 +16,7 @@
 #include "harness/driver.h"
 #include "harness/families.h"
 #include "harness/formats.h"
+#include "harness/write_cases.h"
 #include "impls/plugin/loader.h"
 
 namespace lnv::fuzz {
@@ -531,10 +532,7 @@ std::string ReplayCommandOf(const Finding& f, const std::string& path) {
 }
 
 std::string WriteFindingCase(const FuzzConfig& config, const Finding& f, std::string* error) {
-  std::error_code ec;
-  std::filesystem::create_directories(config.cases_dir, ec);
-  Case c = f.c;
-  const std::string text = FormatCase(c);
+  const std::string text = FormatCase(f.c);
   char hash[24];
   std::snprintf(hash, sizeof hash, "%016llx",
                 static_cast<unsigned long long>(
@@ -550,9 +548,8 @@ std::string WriteFindingCase(const FuzzConfig& config, const Finding& f, std::st
   const std::string path =
       (std::filesystem::path(config.cases_dir) / ("fuzz__" + stem + "__" + hash + ".case"))
           .string();
-  c.provenance.replay = ReplayCommandOf(f, path);
-  if (!WriteCaseFile(path, c, error)) return "";
-  return path;
+  *error = WriteReplayableCase(path, f.c, nullptr, ReplayCommandOf(f, path));
+  return error->empty() ? path : "";
 }
 
 std::string FormatFinding(const Finding& f, const std::string& case_path) {

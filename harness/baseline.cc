@@ -12,6 +12,8 @@
 #include <ostream>
 #include <sstream>
 
+#include "harness/write_cases.h"
+
 #ifndef LNV_DEFAULT_BASELINES_DIR
 #error "LNV_DEFAULT_BASELINES_DIR (the source tree's impls/thirdparty/baselines) must be defined"
 #endif
@@ -632,7 +634,6 @@ bool RecordCase(const BaselineSetting& opt, const ImplInfo& impl, const std::str
   w.kernel = impl.name;
   w.provenance.found_by = opt.found_by;
   w.provenance.why += "; " + f.verdict + " on " + f.output;
-  w.provenance.replay = opt.program + " --replay " + CaseRef(opt.case_ref_dir, name);
   w.provenance.notes.push_back(
       "status observed: a recorded finding of this third-party "
       "kernel, listed in " +
@@ -641,8 +642,12 @@ bool RecordCase(const BaselineSetting& opt, const ImplInfo& impl, const std::str
   w.provenance.notes.push_back("shrunk from rows=" + std::to_string(fc.c.rows) +
                                ", d=" + std::to_string(fc.c.d) +
                                " to rows=" + std::to_string(w.rows) + ", d=" + std::to_string(w.d));
-  if (!WriteCaseFile((std::filesystem::path(opt.dir) / name).string(), w, &error)) {
-    out << "ln_check: " << error << "\n";
+  // The replay names the case as the source tree does (opt.case_ref_dir).
+  if (const std::string e =
+          WriteReplayableCase((std::filesystem::path(opt.dir) / name).string(), w, nullptr,
+                              opt.program + " --replay " + CaseRef(opt.case_ref_dir, name));
+      !e.empty()) {
+    out << "ln_check: " << e << "\n";
     return false;
   }
   b->cases[f] = name;

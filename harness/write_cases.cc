@@ -84,7 +84,6 @@ struct Writer {
     c.kernel = impl.name;
     c.provenance.found_by = opt.found_by;
     c.provenance.why += "; " + text.why;
-    c.provenance.replay = CaseReplayCommand(opt, impl, rel);
     std::string status = "status " + std::string(StatusName(impl.status)) +
                          (impl.status == ImplStatus::kNegativeControl ? ": must be caught"
                           : impl.status == ImplStatus::kObserved ? ": compared with its baseline"
@@ -98,10 +97,9 @@ struct Writer {
     c.provenance.notes.push_back(status);
     c.provenance.notes.push_back("result " + summary);
     if (result != nullptr) *result = summary;
-    std::error_code ec;
-    std::filesystem::create_directories(dir, ec);
-    std::string error;
-    if (!WriteCaseFile((std::filesystem::path(opt.out_dir) / rel).string(), c, &error)) {
+    const std::string error =
+        WriteReplayableCase((dir / (name + ".case")).string(), c, &impl, "", opt.replay_program);
+    if (!error.empty()) {
       errors.push_back("cannot write " + rel + ": " + error);
       return "";
     }
@@ -153,6 +151,23 @@ void WriteWorstCases(const SweepResult& r, std::uint64_t seed, KernelReport* k, 
 }
 
 }  // namespace
+
+std::string WriteReplayableCase(const std::string& path, Case c, const ImplInfo* impl,
+                                const std::string& replay, const std::string& program) {
+  if (!replay.empty()) {
+    c.provenance.replay = replay;
+  } else if (impl != nullptr) {
+    c.provenance.replay = ReplayCommand(*impl, path, program);
+  } else {
+    c.provenance.replay = program + " --replay " + ShellQuote(path);
+  }
+  const std::filesystem::path parent = std::filesystem::path(path).parent_path();
+  std::error_code ec;
+  if (!parent.empty()) std::filesystem::create_directories(parent, ec);
+  std::string error;
+  if (WriteCaseFile(path, c, &error)) return "";
+  return error.empty() ? "cannot write " + path : error;
+}
 
 std::string CaseReplayCommand(const CaseWriteOptions& opt, const ImplInfo& impl,
                               const std::string& relative_case_path) {

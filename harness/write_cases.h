@@ -51,6 +51,15 @@ std::vector<std::string> WriteCaseFiles(const CaseWriteOptions& options, SweepRe
 std::string WriteJudgedCase(const CaseWriteOptions& options, const ImplInfo& impl, const Case& c,
                             const Judgement& j, std::string* error);
 
+// Writes c to `path`, creating its directory, with the command that replays
+// it: `replay` when not empty, else ln_check's (`program`) for `impl`
+// (ReplayCommand: with the plugin of a plugin kernel; `program --replay PATH`
+// when impl is null). Returns "" or why it could not. Every tool's case files
+// (ln_check, ln_report, the baselines, the properties, fuzz_ln) go through it.
+std::string WriteReplayableCase(const std::string& path, Case c, const ImplInfo* impl,
+                                const std::string& replay = "",
+                                const std::string& program = "ln_check");
+
 // The replay command of a case file written under out_dir.
 std::string CaseReplayCommand(const CaseWriteOptions& options, const ImplInfo& impl,
                               const std::string& relative_case_path);

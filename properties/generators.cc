@@ -5,6 +5,7 @@
 #include <limits>
 #include <utility>
 
+#include "harness/driver.h"
 #include "harness/families.h"
 #include "harness/formats.h"
 #include "properties/coverage.h"
@@ -68,11 +69,12 @@ void showValue(const KernelGroup& g, std::ostream& os) {
 KernelGroup GroupOf(const ImplInfo& impl) { return {impl.norm, impl.x_dtype, impl.param_dtype}; }
 
 std::vector<KernelGroup> GroupsOf(const std::vector<const ImplInfo*>& kernels) {
+  // The driver's grouping, in the order of each group's first kernel.
+  std::vector<std::vector<std::size_t>> members = GroupBySignature(kernels);
+  std::sort(members.begin(), members.end(),
+            [](const auto& a, const auto& b) { return a.front() < b.front(); });
   std::vector<KernelGroup> groups;
-  for (const ImplInfo* k : kernels) {
-    const KernelGroup g = GroupOf(*k);
-    if (std::find(groups.begin(), groups.end(), g) == groups.end()) groups.push_back(g);
-  }
+  for (const std::vector<std::size_t>& m : members) groups.push_back(GroupOf(*kernels[m.front()]));
   return groups;
 }
 

@@ -16,6 +16,7 @@
 #include "harness/driver.h"
 #include "harness/formats.h"
 #include "harness/isolate.h"
+#include "harness/write_cases.h"
 #include "impls/plugin/loader.h"
 #include "properties/coverage.h"
 
@@ -39,16 +40,13 @@ std::string WriteCase(const std::string& path, const std::string& property, Case
   const auto& loaded = LoadedKernels();
   const auto impl = std::find_if(loaded.begin(), loaded.end(),
                                  [&](const ImplInfo& i) { return i.name == kernel; });
-  c.provenance.replay =
-      impl != loaded.end() ? ReplayCommand(*impl, path) : "ln_check --replay " + ShellQuote(path);
   c.provenance.notes.push_back("status " + status);
   c.provenance.notes.push_back(
       "the property's own check is stated in 'why'; ln_check --replay shows the judged "
       "numbers; RapidCheck prints RC_PARAMS=\"reproduce=...\" at the end of the test log");
-  std::error_code ec;
-  std::filesystem::create_directories(std::filesystem::path(path).parent_path(), ec);
-  std::string error;
-  if (!WriteCaseFile(path, c, &error)) {
+  const std::string error =
+      WriteReplayableCase(path, std::move(c), impl != loaded.end() ? &*impl : nullptr);
+  if (!error.empty()) {
     std::fprintf(stderr, "properties: cannot write %s: %s\n", path.c_str(), error.c_str());
     return "";
   }

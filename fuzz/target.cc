@@ -24,10 +24,6 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-// Seconds a plugin kernel call may take under LNV_FUZZ_ISOLATE before it is
-// killed and reported as timed out (as ln_check's default --timeout).
-constexpr double kIsolatedCallSeconds = 60;
-
 double Seconds(Clock::time_point a, Clock::time_point b) {
   return std::chrono::duration<double>(b - a).count();
 }
@@ -417,7 +413,7 @@ std::string ConfigFromEnv(FuzzConfig* config) {
       std::vector<const ImplInfo*> selected;
       for (const ImplInfo& i : config->impls) selected.push_back(&i);
       std::string error;
-      config->isolator = MakePluginIsolator(selected, kIsolatedCallSeconds, &error);
+      config->isolator = MakePluginIsolator(selected, kDefaultCallSeconds, &error);
       if (!error.empty()) return "LNV_FUZZ_ISOLATE: " + error;
     }
   }

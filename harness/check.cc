@@ -22,27 +22,12 @@
 #include "harness/isolate.h"
 #include "harness/run_context.h"
 #include "harness/sweep.h"
+#include "harness/text_columns.h"
 #include "harness/write_cases.h"
 #include "impls/plugin/loader.h"
 
 namespace lnv {
 namespace {
-
-std::string Fmt(const char* f, double v) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, f, v);
-  return buf;
-}
-
-std::string Pad(std::string s, std::size_t w) {
-  if (s.size() < w) s.append(w - s.size(), ' ');
-  return s;
-}
-
-std::string PadLeft(std::string s, std::size_t w) {
-  if (s.size() < w) s.insert(0, w - s.size(), ' ');
-  return s;
-}
 
 // How `impl` is judged on a case of `family`: in a child process for a
 // plugin, and with the statistical tier where the family's data is random.
@@ -74,50 +59,6 @@ std::string CommandLine(const CheckOptions& o) {
   if (o.families_glob != "*") s += " --families '" + o.families_glob + "'";
   for (const std::string& p : o.plugins) s += " --plugin '" + p + "'";
   return s;
-}
-
-// The largest fraction of an output's elements judged without a claim on the
-// random-data families, and which output (*worst) has it.
-double MaxUnclaimedFraction(const KernelSummary& k, Output* worst) {
-  double max = 0.0;
-  for (Output o : kAllOutputs) {
-    const int i = static_cast<int>(o);
-    if (k.random_count[i] == 0) continue;
-    const double f = static_cast<double>(k.random_unclaimed[i]) / k.random_count[i];
-    if (f > max) {
-      max = f;
-      *worst = o;
-    }
-  }
-  return max;
-}
-
-void PrintTable(const std::vector<KernelSummary>& ks, std::ostream& out) {
-  std::size_t wn = 6;
-  for (const KernelSummary& k : ks) wn = std::max(wn, k.name.size());
-  out << Pad("kernel", wn) << "  dtype  " << Pad("status", 16) << PadLeft("cases", 5)
-      << PadLeft("max ULP", 11) << "  " << Pad("(of)", 7) << PadLeft("bound use", 10) << "  "
-      << Pad("(of)", 7) << PadLeft("no claim", 8) << "  " << Pad("(of)", 7) << "verdict\n";
-  for (const KernelSummary& k : ks) {
-    Output worst = Output::kY;
-    std::string verdict(VerdictName(k.verdict));
-    if (k.status == ImplStatus::kNegativeControl)
-      verdict += k.ok ? " (caught)" : " (NOT CAUGHT)";
-    else if (k.status == ImplStatus::kObserved)
-      verdict += " (baseline " + k.baseline + ")";
-    else if (!k.not_judged.empty())
-      verdict = "not_judged (FAILED)";
-    else if (!k.ok)
-      verdict += " (FAILED)";
-    out << Pad(k.name, wn) << "  " << Pad(std::string(DTypeName(k.dtype)), 5) << "  "
-        << Pad(std::string(StatusName(k.status)), 16) << PadLeft(std::to_string(k.cases), 5)
-        << PadLeft(Fmt("%.4g", k.max_ulp), 11) << "  "
-        << Pad(std::string(OutputName(k.max_ulp_output)), 7)
-        << PadLeft(Fmt("%.4g", k.max_bound_use), 10) << "  "
-        << Pad(std::string(OutputName(k.max_use_output)), 7)
-        << PadLeft(Fmt("%.2g%%", 100 * MaxUnclaimedFraction(k, &worst)), 8) << "  "
-        << Pad(std::string(OutputName(worst)), 7) << verdict << "\n";
-  }
 }
 
 // How the baselines of observed kernels are found and named (harness/baseline.h).
@@ -174,10 +115,12 @@ std::string CasePath(const CaseWriteOptions& cw, const std::string& rel) {
 }
 
 // Writes the findings' cases and prints each with its replay command.
-void WriteFindingCases(const CaseWriteOptions& cw, bool write, SweepResult* sweep,
-                       std::ostream& out) {
-  if (!write) return;
-  for (const std::string& e : WriteCaseFiles(cw, sweep)) out << "ln_check: " << e << "\n";
+// Returns the files that could not be written.
+std::vector<std::string> WriteFindingCases(const CaseWriteOptions& cw, bool write,
+                                           SweepResult* sweep, std::ostream& out) {
+  if (!write) return {};
+  const std::vector<std::string> errors = WriteCaseFiles(cw, sweep);
+  for (const std::string& e : errors) out << "ln_check: " << e << "\n";
   for (const KernelReport& k : sweep->kernels) {
     for (const FamilyFinding& f : k.findings) {
       if (f.case_file.empty()) continue;
@@ -187,6 +130,7 @@ void WriteFindingCases(const CaseWriteOptions& cw, bool write, SweepResult* swee
           << f.case_result << "\n";
     }
   }
+  return errors;
 }
 
 // ln_check's line of a kernel, from its sweep.
@@ -234,17 +178,19 @@ bool CompareObserved(const CheckOptions& opt, const CaseWriteOptions& cw, const 
                      KernelSummary* s, std::ostream& out) {
   const BaselineSetting setting = BaselineSettingFor(opt);
   if (opt.write_baselines) return RecordBaseline(setting, k.info, k.observed, &s->baseline, out);
-  const auto write_new = [&](const Finding&, const ObservedCase& oc) {
+  const auto write_new = [&](const Finding& f, const ObservedCase& oc) {
+    s->baseline_new.push_back({FindingText(f), ""});
     if (!opt.write_cases) return;
-    std::string error;
-    const std::string rel = WriteJudgedCase(cw, k.info, oc.c, oc.j, &error);
+    std::string error, result;
+    const std::string rel = WriteJudgedCase(cw, k.info, oc.c, oc.j, &error, &result);
     if (rel.empty()) {
       out << "  cannot write its case: " << error << "\n";
       return;
     }
     s->case_files.push_back(CasePath(cw, rel));
+    s->baseline_new.back().second = CasePath(cw, rel);
     out << "  case   " << CasePath(cw, rel) << "\n  replay " << CaseReplayCommand(cw, k.info, rel)
-        << "\n  result " << Summarize(oc.j) << "\n";
+        << "\n  result " << result << "\n";
   };
   return CompareWithBaseline(setting, k.info, k.observed, &s->baseline, out, write_new);
 }
@@ -287,7 +233,7 @@ CheckResult RunCheck(const CheckOptions& opt, std::ostream& out) {
   so.progress = ProgressPrinter(out);
   result.sweep = RunSweep(so);
   const CaseWriteOptions cw = CaseOptionsFor(opt, isolator.get());
-  WriteFindingCases(cw, opt.write_cases, &result.sweep, out);
+  result.write_errors = WriteFindingCases(cw, opt.write_cases, &result.sweep, out);
   int failed = 0;
   for (const KernelReport& k : result.sweep.kernels) {
     KernelSummary s = SummaryOf(result.sweep, k, cw);
@@ -315,11 +261,20 @@ std::string WriteCheckJson(const CheckOptions& opt, const CheckResult& result,
     }
   }
   ReportInputs in;
+  const auto relative = [&](const std::string& path) {
+    return path.empty() ? path : fs::proximate(fs::absolute(path), json_dir).string();
+  };
   in.load_errors = load_errors;
+  in.write_errors = result.write_errors;
+  // As the tool exits: 2 when a plugin did not load (ln_check's main).
+  in.exit_status = load_errors.empty() ? result.exit_code : 2;
   for (std::size_t k = 0; k < result.kernels.size(); ++k) {
-    if (result.kernels[k].status == ImplStatus::kObserved) {
-      in.baselines[k] = {result.kernels[k].baseline, result.kernels[k].ok};
-    }
+    const KernelSummary& s = result.kernels[k];
+    if (s.status != ImplStatus::kObserved) continue;
+    ReportInputs::Baseline b{s.baseline, s.ok, {}};
+    for (const auto& [text, path] : s.baseline_new)
+      b.new_findings.push_back({text, relative(path)});
+    in.baselines[k] = std::move(b);
   }
   RunFacts facts;
   facts.tool = "ln_check";
@@ -330,7 +285,9 @@ std::string WriteCheckJson(const CheckOptions& opt, const CheckResult& result,
   facts.families_glob = opt.families_glob;
   facts.seconds = result.seconds;
   facts.jobs = opt.jobs > 0 ? opt.jobs : DefaultJobs();
-  facts.plugin_paths = opt.plugins;
+  // As loaded: LNV_PLUGINS, then --plugin (impls/plugin/loader.h).
+  facts.plugin_paths = PluginPathsFromEnv();
+  facts.plugin_paths.insert(facts.plugin_paths.end(), opt.plugins.begin(), opt.plugins.end());
   std::vector<ImplInfo> impls;
   for (const KernelReport& k : sweep.kernels) impls.push_back(k.info);
   in.context = CollectContext(facts, impls);
@@ -340,49 +297,6 @@ std::string WriteCheckJson(const CheckOptions& opt, const CheckResult& result,
   out << ToJson(sweep, in).dump() << "\n";
   out.close();
   return out ? "" : "cannot write " + opt.output_json;
-}
-
-void PrintCheckReport(const CheckOptions& opt, const CheckResult& result, std::ostream& out) {
-  out << "\n";
-  PrintTable(result.kernels, out);
-  const std::size_t total = result.kernels.size();
-  const std::size_t failed = static_cast<std::size_t>(std::count_if(
-      result.kernels.begin(), result.kernels.end(), [](const KernelSummary& s) { return !s.ok; }));
-  out << "\n"
-      << (failed == 0 ? "ok" : "FAILED") << ": " << total - failed << "/" << total
-      << " kernels as expected (claims_bound within bound, negative controls "
-      << "caught, observed matching their baselines); seed " << opt.seed << "; "
-      << Fmt("%.1f", result.seconds) << " s\n";
-  std::int64_t unclaimed = 0, out_of_range = 0, undecided = 0;
-  for (const KernelSummary& s : result.kernels) {
-    unclaimed += s.unclaimed;
-    out_of_range += s.out_of_range;
-    undecided += s.undecided;
-  }
-  if (unclaimed > 0 || out_of_range > 0 || undecided > 0) {
-    out << "  (elements without a claim: " << unclaimed << " with bound +inf (e.g. k u >= 1), "
-        << out_of_range << " outside the claimed range (sum x^2, backward weight, or variance "
-        << "error >= sigma^2 + eps); " << undecided << " left undecided by the oracle; the "
-        << "\"no claim\" column is the largest share of an output on the random-data families)\n";
-  }
-  for (const KernelSummary& s : result.kernels) {
-    if (s.beyond_typical == 0 || s.status == ImplStatus::kNegativeControl) continue;
-    out << "  " << s.name << ": " << s.beyond_typical << " element(s) beyond the typical bound "
-        << "(statistical tier"
-        << (opt.typical == TypicalTier::kFail && s.status == ImplStatus::kClaimsBound
-                ? ")"
-                : ", reported only)")
-        << "\n";
-  }
-  for (const KernelSummary& s : result.kernels) {
-    if (s.ok) continue;
-    out << "  " << s.name << ": "
-        << (s.status == ImplStatus::kNegativeControl ? "negative control NOT caught"
-            : s.status == ImplStatus::kObserved      ? "baseline " + s.baseline
-            : !s.not_judged.empty()                  ? "not judged: " + s.not_judged
-                                                     : s.first_failure)
-        << "\n";
-  }
 }
 
 int ReplayCase(const std::string& path, const std::vector<ImplInfo>& impls, std::ostream& out,
@@ -458,188 +372,6 @@ int ReplayCase(const std::string& path, const std::vector<ImplInfo>& impls, std:
       << (expected ? "as expected" : "NOT as expected") << " for a " << StatusName(impl->status)
       << " kernel\n";
   return expected ? 0 : 1;
-}
-
-std::string CheckUsage() {
-  return "usage: ln_check [options]\n"
-         "       ln_check --replay FILE\n"
-         "\n"
-         "Runs every registered LayerNorm/RMSNorm kernel over the seeded input families,\n"
-         "judges each output against the exact oracle and the kernel's derived error\n"
-         "bound, prints a table (kernel, dtype, max ULP, max bound use, verdict) and\n"
-         "writes a case file for each failure.\n"
-         "\n"
-         "  --impls GLOB       only kernels whose registry name matches (*, ?); default *\n"
-         "  --families GLOB    only input families matching; default *\n"
-         "  --budget B         quick (default, seconds) or full (longer: more d, rows, seeds)\n"
-         "  --seed N           base seed of the families (default " +
-         std::to_string(kDefaultSeed) +
-         "); always printed\n"
-         "  --cases-dir DIR    where failing cases are written (default lnv-cases/)\n"
-         "  --no-cases         do not write case files\n"
-         "  --jobs N           cases judged at once (default: one per hardware thread);\n"
-         "                     the results do not depend on it\n"
-         "  --replay FILE      judge the case in FILE again, element by element\n"
-         "  --plugin PATH      also check the kernels of this plugin (a shared library\n"
-         "                     exporting lnv_plugin_get, impls/plugin/lnv_plugin.h);\n"
-         "                     repeatable, after those in LNV_PLUGINS (colon-separated)\n"
-         "  --timeout S        seconds a plugin kernel call may take (default 60)\n"
-         "  --typical T        the statistical tier on the random-data families: fail\n"
-         "                     (default: an error beyond Higham & Mary's probabilistic\n"
-         "                     bound is a finding, beyond_typical), report (counted and\n"
-         "                     printed only), or off\n"
-         "  --no-isolation     run plugin kernels in this process (for a debugger)\n"
-         "  --baselines DIR    the observed kernels' baselines (default: the source\n"
-         "                     tree's impls/thirdparty/baselines)\n"
-         "  --write-baselines  record this run's findings of the observed kernels as\n"
-         "                     their baselines (for this budget and seed), with the\n"
-         "                     smallest case of each, instead of comparing\n"
-         "  --output-json FILE also write the run as errors.json (reports/SCHEMA.md, as\n"
-         "                     ln_report writes it; context.tool is \"ln_check\")\n"
-         "  --list             print the kernels --impls selects (name, status, dtypes,\n"
-         "                     algorithm, the bound each is held to, its claimed range)\n"
-         "                     and run nothing; --format json for the same as JSON\n"
-         "  --help             this text\n"
-         "\n"
-         "Plugin kernels run in a child process: one that crashes, hangs, returns\n"
-         "non-zero or writes outside its buffers is a finding with its case.\n"
-         "Observed (third-party) kernels are compared with their recorded findings:\n"
-         "a new finding or a vanished one is a change.\n"
-         "\n"
-         "Exit status: 0 every claims_bound kernel within its bound, every\n"
-         "negative_control caught and every observed kernel matching its baseline;\n"
-         "1 otherwise (a finding); 2 bad usage, unreadable input, or a plugin that\n"
-         "could not be loaded (the other kernels are still checked). A replay exits 0\n"
-         "when its verdict is what the kernel's status expects.\n";
-}
-
-int ParseCheckArgs(const std::vector<std::string>& args, CheckOptions* o, bool* help,
-                   std::string* replay, std::string* error) {
-  bool format_given = false;
-  for (std::size_t i = 0; i < args.size(); ++i) {
-    std::string a = args[i];
-    std::string value;
-    bool has_value = false;
-    if (const auto eq = a.find('='); a.rfind("--", 0) == 0 && eq != std::string::npos) {
-      value = a.substr(eq + 1);
-      a = a.substr(0, eq);
-      has_value = true;
-    }
-    auto take = [&](std::string* dst) {
-      if (!has_value) {
-        if (i + 1 >= args.size()) {
-          *error = a + " needs a value";
-          return false;
-        }
-        value = args[++i];
-      }
-      if (value.empty()) {
-        *error = a + " needs a non-empty value";
-        return false;
-      }
-      *dst = value;
-      return true;
-    };
-    std::string v;
-    if (a == "--help" || a == "-h") {
-      *help = true;
-    } else if (a == "--impls") {
-      if (!take(&o->impls_glob)) return 2;
-    } else if (a == "--families") {
-      if (!take(&o->families_glob)) return 2;
-    } else if (a == "--budget") {
-      if (!take(&v)) return 2;
-      if (v == "quick")
-        o->budget = Budget::kQuick;
-      else if (v == "full")
-        o->budget = Budget::kFull;
-      else {
-        *error = "--budget: want quick or full, got '" + v + "'";
-        return 2;
-      }
-    } else if (a == "--seed") {
-      if (!take(&v)) return 2;
-      std::uint64_t s = 0;
-      const auto [p, ec] = std::from_chars(v.data(), v.data() + v.size(), s);
-      if (ec != std::errc() || p != v.data() + v.size()) {
-        *error = "--seed: '" + v + "' is not an unsigned 64-bit integer";
-        return 2;
-      }
-      o->seed = s;
-    } else if (a == "--cases-dir") {
-      if (!take(&o->cases_dir)) return 2;
-    } else if (a == "--no-cases") {
-      o->write_cases = false;
-    } else if (a == "--replay") {
-      if (!take(replay)) return 2;
-    } else if (a == "--plugin") {
-      if (!take(&v)) return 2;
-      o->plugins.push_back(v);
-    } else if (a == "--timeout") {
-      if (!take(&v)) return 2;
-      double t = 0;
-      const auto [p, ec] = std::from_chars(v.data(), v.data() + v.size(), t);
-      if (ec != std::errc() || p != v.data() + v.size() || !(t > 0) || !std::isfinite(t)) {
-        *error = "--timeout: '" + v + "' is not a positive number of seconds";
-        return 2;
-      }
-      o->timeout_seconds = t;
-    } else if (a == "--jobs") {
-      if (!take(&v)) return 2;
-      int n = 0;
-      const auto [p, ec] = std::from_chars(v.data(), v.data() + v.size(), n);
-      if (ec != std::errc() || p != v.data() + v.size() || n < 1 || n > 1024) {
-        *error = "--jobs: '" + v + "' is not a number of jobs from 1 to 1024";
-        return 2;
-      }
-      o->jobs = n;
-    } else if (a == "--output-json") {
-      if (!take(&o->output_json)) return 2;
-    } else if (a == "--no-isolation") {
-      o->isolate_plugins = false;
-    } else if (a == "--baselines") {
-      if (!take(&o->baselines_dir)) return 2;
-    } else if (a == "--write-baselines") {
-      o->write_baselines = true;
-    } else if (a == "--list") {
-      o->list = true;
-    } else if (a == "--format") {
-      if (!take(&v)) return 2;
-      if (v != "text" && v != "json") {
-        *error = "--format: want text or json, got '" + v + "'";
-        return 2;
-      }
-      o->list_json = v == "json";
-      format_given = true;
-    } else if (a == "--typical") {
-      if (!take(&v)) return 2;
-      if (!ParseTypicalTier(v, &o->typical)) {
-        *error = "--typical: want fail, report or off, got '" + v + "'";
-        return 2;
-      }
-    } else {
-      *error = "unknown argument '" + args[i] + "'";
-      return 2;
-    }
-    if (has_value && (a == "--help" || a == "-h" || a == "--no-cases" || a == "--no-isolation" ||
-                      a == "--write-baselines" || a == "--list")) {
-      *error = a + " takes no value";
-      return 2;
-    }
-  }
-  if (format_given && !o->list) {
-    *error = "--format applies to --list only";
-    return 2;
-  }
-  if (!o->output_json.empty() && (o->list || !replay->empty())) {
-    *error = "--output-json applies to a run, not to --list or --replay";
-    return 2;
-  }
-  if (o->list && !replay->empty()) {
-    *error = "--list and --replay do not go together";
-    return 2;
-  }
-  return 0;
 }
 
 }  // namespace lnv

@@ -17,6 +17,7 @@
 #include <cstdint>
 #include <ostream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "harness/driver.h"
@@ -38,10 +39,10 @@ struct CheckOptions {
   std::vector<ImplInfo> impls;
   // --plugin PATHs: loaded by the caller (ImplsWithPlugins) into `impls`.
   std::vector<std::string> plugins;
-  bool isolate_plugins = true;   // run plugin kernels in a child process
-  double timeout_seconds = 60;   // per plugin kernel call
-  std::string baselines_dir;     // "": DefaultBaselinesDir() (harness/baseline.h)
-  bool write_baselines = false;  // record this run's findings instead of comparing
+  bool isolate_plugins = true;                   // run plugin kernels in a child process
+  double timeout_seconds = kDefaultCallSeconds;  // per plugin kernel call
+  std::string baselines_dir;                     // "": DefaultBaselinesDir() (harness/baseline.h)
+  bool write_baselines = false;                  // record this run's findings instead of comparing
   // The statistical tier on the random-data families (TypicalTierFor).
   TypicalTier typical = TypicalTier::kFail;
   // --list: print the selected kernels and what each is held to, run nothing
@@ -64,10 +65,10 @@ struct KernelSummary {
   double max_bound_use = 0.0;
   Output max_use_output = Output::kY;
   Verdict verdict = Verdict::kPass;  // the worst over all cases
-  std::string first_failure;         // "family: summary" of the first failing case
-  std::int64_t unclaimed = 0;        // elements in range whose bound was +inf (no claim)
-  std::int64_t out_of_range = 0;     // elements outside the claimed range
-  std::int64_t beyond_typical = 0;   // elements beyond the statistical tier's bound
+  std::string first_failure;      // "family: summary" of the worst case of the first failing family
+  std::int64_t unclaimed = 0;     // elements in range whose bound was +inf (no claim)
+  std::int64_t out_of_range = 0;  // elements outside the claimed range
+  std::int64_t beyond_typical = 0;  // elements beyond the statistical tier's bound
   std::int64_t undecided = 0;
   // Per output (indexed by Output), over the random-data families
   // (IsRandomDataFamily): elements judged, and those judged without a claim
@@ -80,12 +81,16 @@ struct KernelSummary {
   // findings match its baseline.
   bool ok = true;
   std::string baseline;  // observed: "matches (N findings)", "CHANGED: ...", ...
+  // observed: findings its baseline does not record ("family output
+  // verdict"), each with the case file written for it ("" if none).
+  std::vector<std::pair<std::string, std::string>> baseline_new;
   std::vector<std::string> case_files;
 };
 
 struct CheckResult {
-  SweepResult sweep;                   // what the run measured (harness/sweep.h)
-  std::vector<KernelSummary> kernels;  // in the order of sweep.kernels
+  SweepResult sweep;                      // what the run measured (harness/sweep.h)
+  std::vector<KernelSummary> kernels;     // in the order of sweep.kernels
+  std::vector<std::string> write_errors;  // case files that could not be written
   int exit_code = 0;
   double seconds = 0.0;
 };
@@ -113,7 +118,7 @@ std::string WriteCheckJson(const CheckOptions& options, const CheckResult& resul
 // the file is unreadable or names no registered, compatible kernel.
 // A plugin kernel is replayed in a child process (timeout in seconds).
 int ReplayCase(const std::string& path, const std::vector<ImplInfo>& impls, std::ostream& out,
-               std::ostream& err, double timeout_seconds = 60);
+               std::ostream& err, double timeout_seconds = kDefaultCallSeconds);
 
 // Command line. Returns 0 to run, 2 with *error set for bad usage; sets
 // *help for --help and *replay for --replay FILE.

@@ -9,6 +9,7 @@
 #include <sstream>
 #include <string>
 
+#include "harness/baseline.h"
 #include "harness/errors_json.h"
 #include "harness/families.h"
 #include "harness/kernel_list.h"
@@ -281,6 +282,68 @@ TEST(Check, OutputJsonIsTheRunInTheErrorsJsonSchema) {
   std::ofstream(dir / "a_file") << "x";
   o.output_json = (dir / "a_file" / "check.json").string();
   EXPECT_NE(WriteCheckJson(o, r, "ln_check (test)", {}), "");
+}
+
+// --output-json and an observed kernel's new finding: a baseline with one
+// recorded finding removed makes that finding new; the file lists it with
+// its case file, and the family's finding is not expected.
+TEST(Check, OutputJsonNamesAnObservedKernelsNewFinding) {
+  const char* kernel = "f32/native_layer_norm/aten";
+  if (FindImpl(kernel) == nullptr) GTEST_SKIP() << kernel << " is not built here";
+  const auto dir = TempDir("json_new");
+  const std::filesystem::path baselines = dir / "baselines";
+  std::filesystem::create_directories(baselines);
+  for (const auto& e : std::filesystem::directory_iterator(DefaultBaselinesDir())) {
+    if (e.path().filename().string().rfind("f32_native_layer_norm_aten", 0) == 0) {
+      std::filesystem::copy_file(e.path(), baselines / e.path().filename());
+    }
+  }
+  const std::filesystem::path file = baselines / "f32_native_layer_norm_aten.baseline";
+  std::ifstream in(file);
+  std::string text, line, dropped;
+  while (std::getline(in, line)) {
+    if (dropped.empty() && line.rfind("finding d_one ", 0) == 0) {
+      dropped = line;
+      continue;
+    }
+    text += line + "\n";
+  }
+  in.close();
+  ASSERT_FALSE(dropped.empty()) << "the recorded baseline has no d_one finding";
+  std::ofstream(file) << text;
+  std::istringstream words(dropped);
+  std::string tag, family, output, verdict;
+  words >> tag >> family >> output >> verdict;
+
+  CheckOptions o;
+  o.impls_glob = kernel;
+  o.families_glob = "d_one";
+  o.cases_dir = (dir / "cases").string();
+  o.baselines_dir = baselines.string();
+  o.output_json = (dir / "check.json").string();
+  std::ostringstream log;
+  const CheckResult r = RunCheck(o, log);
+  EXPECT_EQ(r.exit_code, 1) << log.str();
+  ASSERT_EQ(WriteCheckJson(o, r, "ln_check (test)", {}), "");
+  nlohmann::json j;
+  ASSERT_EQ(LoadReport(o.output_json, &j), "");
+  const nlohmann::json& impl = j["impls"][0];
+  EXPECT_FALSE(impl["expected"].get<bool>());
+  const std::string want = family + " " + output + " " + verdict;
+  bool listed = false;
+  for (const nlohmann::json& n : impl["baseline_new"]) {
+    if (n["finding"] != want) continue;
+    listed = true;
+    ASSERT_TRUE(n["case_file"].is_string());
+    EXPECT_TRUE(std::filesystem::exists(dir / n["case_file"].get<std::string>()));
+  }
+  EXPECT_TRUE(listed) << want << " in " << impl["baseline_new"].dump();
+  bool unexpected = false;
+  for (const nlohmann::json& f : j["findings"]) {
+    unexpected |= f["family"] == family && !f["expected"].get<bool>();
+  }
+  EXPECT_TRUE(unexpected);
+  EXPECT_EQ(j["summary"]["exit_status"], 1);
 }
 
 TEST(Check, ParsesItsArgumentsAndRejectsBadOnes) {

@@ -187,6 +187,7 @@ json ToJson(const SweepResult& r, const ReportInputs& in) {
                     {"many_rows", p.many_rows},
                     {"case_d", i < r.shapes.size() ? r.shapes[i].first : 0},
                     {"case_rows", i < r.shapes.size() ? r.shapes[i].second : 0},
+                    {"with_dy", p.with_dy},
                     {"roles", RolesJson(p.roles)}});
   }
   json impls = json::array(), findings = json::array();
@@ -197,7 +198,19 @@ json ToJson(const SweepResult& r, const ReportInputs& in) {
     const std::string status = StatusWord(i);
     const auto baseline = in.baselines.find(index);
     const bool expected =
-        baseline != in.baselines.end() ? baseline->second.second : MeetsExpectation(k);
+        baseline != in.baselines.end() ? baseline->second.ok : MeetsExpectation(k);
+    json new_findings = json::array();
+    std::map<std::string, std::string> new_case_by_family;  // a family with a new finding
+    if (baseline != in.baselines.end()) {
+      for (const auto& [text, case_file] : baseline->second.new_findings) {
+        new_findings.push_back(
+            {{"finding", text},
+             {"case_file", case_file.empty() ? json(nullptr) : json(case_file)}});
+        const std::string family = text.substr(0, text.find(' '));
+        std::string& c = new_case_by_family[family];
+        if (c.empty()) c = case_file;
+      }
+    }
     as_expected += expected;
     json outputs = json::object();
     for (Output o : kAllOutputs) {
@@ -232,7 +245,9 @@ json ToJson(const SweepResult& r, const ReportInputs& in) {
         {"worst_verdict", std::string(VerdictName(k.verdict))},
         {"expected", expected},
         {"expectation", ExpectationText(status)},
-        {"baseline", baseline != in.baselines.end() ? json(baseline->second.first) : json(nullptr)},
+        {"baseline",
+         baseline != in.baselines.end() ? json(baseline->second.status) : json(nullptr)},
+        {"baseline_new", baseline != in.baselines.end() ? new_findings : json(nullptr)},
         {"cases", k.cases},
         {"kernel_errors", k.kernel_errors},
         {"first_error", k.first_error.empty() ? json(nullptr) : json(k.first_error)},
@@ -248,12 +263,18 @@ json ToJson(const SweepResult& r, const ReportInputs& in) {
       std::string what = "claim broken";
       if (status == "negative_control") what = "negative control caught";
       if (status == "observed") what = "third-party finding (observed)";
+      // An observed kernel's finding is expected unless its family holds a
+      // finding that its baseline does not record.
+      const auto fresh = new_case_by_family.find(p.family);
+      const bool recorded = fresh == new_case_by_family.end();
+      std::string case_file = f.case_file;
+      if (case_file.empty() && !recorded) case_file = fresh->second;
       findings.push_back({
           {"kind", std::string(VerdictName(f.verdict))},
           {"what", what},
           {"kernel", i.name},
           {"status", status},
-          {"expected", status == "negative_control" || status == "observed"},
+          {"expected", status == "negative_control" || (status == "observed" && recorded)},
           {"output", std::string(OutputName(f.output))},
           {"case", f.item},
           {"family", p.family},
@@ -265,7 +286,7 @@ json ToJson(const SweepResult& r, const ReportInputs& in) {
           {"bound", DescribeBound(i)},
           {"summary", f.summary},
           {"worst", f.worst ? ElementJson(*f.worst, f.item, r.plan, f.worst_row) : json(nullptr)},
-          {"case_file", f.case_file.empty() ? json(nullptr) : json(f.case_file)},
+          {"case_file", case_file.empty() ? json(nullptr) : json(case_file)},
           {"replay", f.replay.empty() ? json(nullptr) : json(f.replay)},
       });
     }
@@ -284,7 +305,7 @@ json ToJson(const SweepResult& r, const ReportInputs& in) {
                   {"findings", findings.size()},
                   {"judgements", r.cases_judged},
                   {"exit_status", 0}};
-  j["summary"]["exit_status"] = ExitStatusOf(j);
+  j["summary"]["exit_status"] = in.exit_status ? *in.exit_status : ExitStatusOf(j);
   return j;
 }
 

@@ -7,6 +7,7 @@
 
 #include <map>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -33,9 +34,18 @@ struct ReportInputs {
   std::vector<std::string> load_errors;   // plugins that did not load
   std::vector<std::string> write_errors;  // case files that could not be written
   // Observed kernels compared with their recorded baselines (ln_check), by
-  // index into SweepResult::kernels: what the comparison said, and whether
-  // the kernel matched it. None (ln_report): an observed kernel is as expected.
-  std::map<std::size_t, std::pair<std::string, bool>> baselines;
+  // index into SweepResult::kernels. None (ln_report): an observed kernel is
+  // as expected.
+  struct Baseline {
+    std::string status;  // what the comparison said ("matches, ...", "CHANGED: ...")
+    bool ok = true;      // the kernel matched it
+    // Findings not in the baseline ("family output verdict"), and the case
+    // file written for each (relative to the errors.json's directory; "" if none).
+    std::vector<std::pair<std::string, std::string>> new_findings;
+  };
+  std::map<std::size_t, Baseline> baselines;
+  // Overrides summary.exit_status (ln_check: 2 when a plugin did not load).
+  std::optional<int> exit_status;
 };
 
 nlohmann::json ToJson(const SweepResult& result, const ReportInputs& inputs);

@@ -467,16 +467,28 @@ namespace {
 
 using Shapes = std::vector<FamilyShape>;
 
+// The shape tables below are constant-initialized arrays (no static
+// initialization order to depend on); S() makes a family's list of one.
+template <std::size_t N>
+Shapes S(const FamilyShape (&shapes)[N]) {
+  return Shapes(shapes, shapes + N);
+}
+
 // The shapes most families run at. Quick: d = 64 only, 8 rows; full: short,
 // medium, long and very long rows.
-const Shapes kQuick = {{64, 8}};
-const Shapes kFull = {{7, 16}, {64, 32}, {768, 8}, {4096, 4}};
+constexpr FamilyShape kQuick[] = {{64, 8}};
+constexpr FamilyShape kFull[] = {{7, 16}, {64, 32}, {768, 8}, {4096, 4}};
+// The magnitude families sweep the row scale over their rows: more rows, more
+// points on the magnitude chart.
+constexpr FamilyShape kMagnitudeQuick[] = {{64, 16}};
+constexpr FamilyShape kMagnitudeFull[] = {{7, 16}, {64, 32}, {768, 32}, {4096, 4}};
 
 // The families where values matter most also run short and long rows in the
-// quick budget, each at its own seed offset.
-Shapes ValueQuick(std::int64_t rows, unsigned roles) {
-  return {{64, rows, 0, 0, 0, true, roles},
-          {7, rows, 1, 0, 0, true, roles},
+// quick budget, each at its own seed offset; rows64 rows at d = 64 (more
+// where the family sweeps a chart's axis over its rows).
+Shapes ValueQuick(std::int64_t rows64, std::int64_t rows7, unsigned roles) {
+  return {{64, rows64, 0, 0, 0, true, roles},
+          {7, rows7, 1, 0, 0, true, roles},
           {768, 4, 2, 0, 0, true, roles}};
 }
 Shapes WithRoles(Shapes shapes, unsigned roles) {
@@ -501,12 +513,12 @@ Shapes DSweep(bool quick) {
   if (quick) {
     return {at(64, 0, 8),
             at(7, 1, 8),
-            at(768, 2, 4),
+            at(768, 2, 8),
             at(1, 0, 8),
             at(4096, 0, rows_at(4096)),
             at(65536, 0, rows_at(65536))};
   }
-  Shapes s = {at(7, 0, 16), at(64, 0, 32), at(768, 0, 8), at(4096, 0, 4)};
+  Shapes s = {at(7, 0, 16), at(64, 0, 32), at(768, 0, 16), at(4096, 0, 16)};
   for (std::int64_t d : {1, 2, 3, 16, 31, 127, 256, 1024, 8191, 16384, 65536}) {
     s.push_back(at(d, 0, rows_at(d)));
   }
@@ -521,32 +533,32 @@ Shapes DSweep(bool quick) {
 // quick budget's one long ramp is a single row, forward only: it adds about
 // 3 s over every kernel group, and its exact backward would add as much
 // again.
-const Shapes kRampQuick = {{7, 5}, {64, 8}, {131072 + 16384 + 3, 1, 0, 0, 0, false}};
-const Shapes kRampFull = {{7, 16},   {64, 32},       {768, 8},
-                          {4096, 4}, {98304 + 1, 2}, {131072 + 16384 + 3, 2}};
+constexpr FamilyShape kRampQuick[] = {{7, 5}, {64, 8}, {131072 + 16384 + 3, 1, 0, 0, 0, false}};
+constexpr FamilyShape kRampFull[] = {{7, 16},   {64, 32},       {768, 8},
+                                     {4096, 4}, {98304 + 1, 2}, {131072 + 16384 + 3, 2}};
 // One outlier shows at any d, so one_outlier runs past the first 256-element
 // chunk and past 2^16 (quick too: its outlier first in one row and last in
 // the other, so that a kernel that drops the tail of rows longer than
 // 2^16 - 1 is caught by every quick run) and, in the full budget, past 2^17.
-const Shapes kOutlierQuick = {{7, 3}, {64, 6}, {4099, 3}, {65536 + 17, 2}};
-const Shapes kOutlierFull = {{7, 15},   {64, 30},        {768, 6},
-                             {4099, 3}, {65536 + 17, 2}, {131072 + 3, 2}};
+constexpr FamilyShape kOutlierQuick[] = {{7, 3}, {64, 6}, {4099, 3}, {65536 + 17, 2}};
+constexpr FamilyShape kOutlierFull[] = {{7, 15},   {64, 30},        {768, 6},
+                                        {4099, 3}, {65536 + 17, 2}, {131072 + 3, 2}};
 // A row given its neighbour's statistics shows only in an odd batch, so
 // rows_differ runs odd and even row counts.
-const Shapes kRowsDifferQuick = {{7, 5}, {64, 7}, {64, 8}, {768, 3}};
-const Shapes kRowsDifferFull = {{7, 15},  {7, 16},  {64, 31},  {64, 32},
-                                {768, 7}, {768, 8}, {4096, 3}, {4096, 4}};
-const Shapes kHalvesQuick = {{64, 8}, {768, 4}};
+constexpr FamilyShape kRowsDifferQuick[] = {{7, 5}, {64, 7}, {64, 8}, {768, 3}};
+constexpr FamilyShape kRowsDifferFull[] = {{7, 15},  {7, 16},  {64, 31},  {64, 32},
+                                           {768, 7}, {768, 8}, {4096, 3}, {4096, 4}};
+constexpr FamilyShape kHalvesQuick[] = {{64, 8}, {768, 4}};
 
 // large_d: d = 4099 in the quick budget, past 2^16 in the full one.
-const Shapes kLargeDQuick = {{64, 8, 0, 4099}};
-const Shapes kLargeDFull = {{64, 2, 0, 65536 + 17}};
+constexpr FamilyShape kLargeDQuick[] = {{64, 8, 0, 4099}};
+constexpr FamilyShape kLargeDFull[] = {{64, 2, 0, 65536 + 17}};
 // many_rows: the oracle's exact dgamma sums group rows pairwise by equal q,
 // so their cost grows with rows^2 (2048 rows: 0.75 s per dtype group, 4096:
 // about 1 s, 65536: minutes). The full budget runs 2^16 rows forward only
 // and 4096 with the backward.
-const Shapes kManyRowsQuick = {{64, 8, 0, 0, 2048}};
-const Shapes kManyRowsFull = {{64, 1, 0, 0, 65536, false}, {64, 1, 2, 0, 4096}};
+constexpr FamilyShape kManyRowsQuick[] = {{64, 8, 0, 0, 2048}};
+constexpr FamilyShape kManyRowsFull[] = {{64, 1, 0, 0, 65536, false}, {64, 1, 2, 0, 4096}};
 
 }  // namespace
 
@@ -560,49 +572,57 @@ const std::vector<Family>& AllFamilies() {
        LargeMean,
        false,
        false,
-       ValueQuick(16, kRoleKappa),
+       ValueQuick(24, 16, kRoleKappa),
        {{7, 32, 0, 0, 0, true, kRoleKappa},
         {64, 64, 0, 0, 0, true, kRoleKappa},
-        {768, 16, 0, 0, 0, true, kRoleKappa},
-        {4096, 8, 0, 0, 0, true, kRoleKappa}}},
+        {768, 48, 0, 0, 0, true, kRoleKappa},
+        {4096, 16, 0, 0, 0, true, kRoleKappa}}},
       {"huge_magnitude", "values up to 2^(emax-3): sums of squares that overflow", HugeMagnitude,
-       false, false, WithRoles(kQuick, kRoleMagnitude), WithRoles(kFull, kRoleMagnitude)},
+       false, false, WithRoles(S(kMagnitudeQuick), kRoleMagnitude),
+       WithRoles(S(kMagnitudeFull), kRoleMagnitude)},
       {"tiny_magnitude", "subnormal inputs and outputs, underflowing squares", TinyMagnitude, false,
-       false, ValueQuick(8, kRoleMagnitude), WithRoles(kFull, kRoleMagnitude)},
+       false, ValueQuick(16, 8, kRoleMagnitude), WithRoles(S(kMagnitudeFull), kRoleMagnitude)},
       {"constant_rows", "sigma^2 = 0: xhat = 0, y = beta exactly", ConstantRows, false, false,
-       kQuick, kFull},
+       S(kQuick), S(kFull)},
       {"near_constant", "sigma^2 << eps: eps dominates the variance", NearConstant, false, false,
-       ValueQuick(8, kRoleNone), kFull},
+       ValueQuick(8, 8, kRoleNone), S(kFull)},
       {"heavy_tails", "Cauchy/Student-t rows with outliers", HeavyTails, true, false,
-       ValueQuick(8, kRoleNone), kFull},
-      {"d_one", "d = 1: a single element is its own mean", DOne, false, false, kQuick, {{1, 64}}},
-      {"odd_d", "odd d: no power-of-two scaling", OddD, false, false, kQuick, kFull},
+       ValueQuick(8, 8, kRoleNone), S(kFull)},
+      {"d_one",
+       "d = 1: a single element is its own mean",
+       DOne,
+       false,
+       false,
+       S(kQuick),
+       {{1, 64}}},
+      {"odd_d", "odd d: no power-of-two scaling", OddD, false, false, S(kQuick), S(kFull)},
       {"ragged_d", "d not a multiple of 8 or 16: vector tails, partial chunks", RaggedD, false,
-       false, kQuick, kFull},
-      {"large_d", "d >= 2^16: long rounding chains", LargeD, true, true, kLargeDQuick, kLargeDFull},
-      {"many_rows", "rows >= 2^16: long dgamma/dbeta sums", ManyRows, true, true, kManyRowsQuick,
-       kManyRowsFull},
+       false, S(kQuick), S(kFull)},
+      {"large_d", "d >= 2^16: long rounding chains", LargeD, true, true, S(kLargeDQuick),
+       S(kLargeDFull)},
+      {"many_rows", "rows >= 2^16: long dgamma/dbeta sums", ManyRows, true, true, S(kManyRowsQuick),
+       S(kManyRowsFull)},
       {"gamma_near_zero", "gamma of zeros and subnormals: underflowing products", GammaNearZero,
-       false, false, kQuick, kFull},
+       false, false, S(kQuick), S(kFull)},
       {"beta_cancels", "beta = -gamma xhat: y is a cancellation residue", BetaCancels, false, false,
-       kQuick, kFull},
+       S(kQuick), S(kFull)},
       {"nan_inf_rows",
        "NaN/inf rows: the NaN contract, row independence",
        NanInfRows,
        false,
        false,
        {{64, 10}},
-       kFull},
+       S(kFull)},
       {"ramp", "x_i = i/d + noise: statistics that drop a tail or repeat a chunk move", Ramp, false,
-       false, kRampQuick, kRampFull},
+       false, S(kRampQuick), S(kRampFull)},
       {"sorted_rows", "sorted rows: the extremes sit together at the ends", SortedRows, false,
-       false, kHalvesQuick, kFull},
+       false, S(kHalvesQuick), S(kFull)},
       {"one_outlier", "one outlier first, last or anywhere: missing or repeating it shows",
-       OneOutlier, false, false, kOutlierQuick, kOutlierFull},
+       OneOutlier, false, false, S(kOutlierQuick), S(kOutlierFull)},
       {"two_halves", "halves with different means: one half alone misses the gap", TwoHalves, true,
-       true, kHalvesQuick, kFull},
+       true, S(kHalvesQuick), S(kFull)},
       {"rows_differ", "rows differing in mean and scale: one row's statistics on another show",
-       RowsDiffer, true, true, kRowsDifferQuick, kRowsDifferFull},
+       RowsDiffer, true, true, S(kRowsDifferQuick), S(kRowsDifferFull)},
   };
   return families;
 }

@@ -60,8 +60,12 @@ class KernelRunner {
   virtual CallResult Backward(const ImplInfo& impl, const BackwardArgs& args) = 0;
 };
 
+// Seconds a plugin kernel call may take before it is killed and reported as
+// timed out: ln_check's default --timeout, the properties' and fuzz_ln's.
+inline constexpr double kDefaultCallSeconds = 60;
+
 struct IsolateOptions {
-  double timeout_seconds = 60;  // per call
+  double timeout_seconds = kDefaultCallSeconds;  // per call
 };
 
 class Isolator : public KernelRunner {

@@ -97,12 +97,12 @@ void Merge(const CaseMeasure& m, const PlannedRun& item, std::int32_t item_index
 }
 
 // An observed kernel's case, without the judgement's per-element results
-// (the baseline needs the verdicts and the worst elements only).
-void Observe(const std::string& family, const Case& c, const Judgement& j,
+// (the baseline needs the verdicts and the worst elements only; the
+// judgement is not used after this).
+void Observe(const std::string& family, const Case& c, Judgement* j,
              std::vector<ObservedRun>* out) {
-  Judgement lean = j;
-  for (OutputResult& o : lean.outputs) o.elements = {};
-  out->emplace_back().Observe(family, c, lean);
+  for (OutputResult& o : j->outputs) o.elements = {};
+  out->emplace_back().Observe(family, c, *j);
 }
 
 FamilyFinding MakeFinding(const CaseMeasure& m, std::int32_t item) {
@@ -189,11 +189,13 @@ SweepResult RunSweep(const SweepOptions& opt) {
     for (std::size_t i = 0; i < plan.size(); ++i) {
       const PlannedRun& it = plan[i];
       const double rows = it.many_rows > 0 ? static_cast<double>(it.many_rows) : it.rows;
-      const double d = it.large_d > 0 && it.family == "large_d" ? static_cast<double>(it.large_d)
-                                                                : static_cast<double>(it.d);
+      // Only the large_d family states a large_d (harness/families.cc).
+      const double d = static_cast<double>(it.large_d > 0 ? it.large_d : it.d);
       const double elements = rows * std::max(d, 1.0);
-      const double weight = elements * (oracle_us + 1.4 * groups[g].members.size()) +
-                            0.027 * rows * rows * std::max(d / 16, 1.0);
+      const double dgamma = it.with_dy ? 0.027 * rows * rows * std::max(d / 16, 1.0) : 0.0;
+      const double weight =
+          elements * (oracle_us + 1.4 * groups[g].members.size()) * (it.with_dy ? 1.0 : 0.5) +
+          dgamma;
       units.push_back({g, static_cast<std::int32_t>(i), weight});
     }
   }
@@ -228,10 +230,11 @@ SweepResult RunSweep(const SweepOptions& opt) {
         c.kernel = impls[k].name;
         jo.runner = IsPluginImpl(impls[k]) ? opt.plugin_runner : nullptr;
         jo.typical = TypicalTierFor(impls[k], item.family, opt.typical);
-        const Judgement j = JudgeWithReference(impls[k], c, ref, jo);
+        Judgement j = JudgeWithReference(impls[k], c, ref, jo);
         out.push_back(Measure(impls[k], c, ref, j, with_points, u.item));
-        if (impls[k].status == ImplStatus::kObserved)
-          Observe(item.family, c, j, &observed[order[n]]);
+        if (impls[k].status == ImplStatus::kObserved) {
+          Observe(item.family, c, &j, &observed[order[n]]);
+        }
       }
       {
         std::lock_guard<std::mutex> lock(mu);
@@ -241,7 +244,12 @@ SweepResult RunSweep(const SweepOptions& opt) {
       cv.notify_all();
     }
   };
-  const int jobs = std::max(1, opt.jobs);
+  // A plugin kernel running in this process (no child process to run it)
+  // is called from one thread: the plugin ABI does not ask for reentrancy.
+  const bool plugin_in_process =
+      opt.plugin_runner == nullptr &&
+      std::any_of(impls.begin(), impls.end(), [](const ImplInfo& i) { return IsPluginImpl(i); });
+  const int jobs = plugin_in_process ? 1 : std::max(1, opt.jobs);
   std::vector<std::thread> threads;
   for (int t = 0; t < jobs; ++t) threads.emplace_back(work);
   {

@@ -90,8 +90,8 @@ struct SweepOptions {
   // The statistical tier on the random-data families (TypicalTierFor).
   TypicalTier typical = TypicalTier::kFail;
   // Runs plugin kernels (harness/isolate.h: a child process, so that a
-  // plugin that crashes or hangs is a finding, not a dead ln_report);
-  // nullptr: in this process.
+  // plugin that crashes or hangs is a finding, not a dead tool); nullptr: in
+  // this process, and then on one thread (jobs is ignored).
   KernelRunner* plugin_runner = nullptr;
   // Called from the calling thread about twice a second, and once at the end.
   std::function<void(double done_fraction, std::int64_t cases_done, std::int64_t cases_total)>

@@ -1,4 +1,4 @@
-// Shared by the reports/ tests: registry kernels by name and a small plan
+// Shared by the sweep, errors.json and reports/ tests: registry kernels by name and a small plan
 // that exercises every chart role in a fraction of a second.
 #ifndef LNV_HARNESS_SWEEP_TEST_SUPPORT_H_
 #define LNV_HARNESS_SWEEP_TEST_SUPPORT_H_

@@ -22,14 +22,15 @@ bool IsCallFailure(Verdict v) {
 // verdict (a failure) or the same bound use on the output; for a plugin
 // call that failed (no worst element), fewer rows that fail the same way
 // (not for a hang: every try would cost the timeout); else the whole case.
-// A plugin kernel is re-run only in its child process. *summary: the
+// A plugin kernel is re-run where the tool runs it: in its child process, or
+// in this one (no runner: --no-isolation). *summary: the
 // judgement of a smaller case that is returned (untouched otherwise).
 Case Shrink(const CaseWriteOptions& opt, const ImplInfo& impl, const Case& c, Output o,
             std::int64_t row, Verdict verdict, double bound_use, std::int64_t* kept_row,
             std::string* summary) {
   *kept_row = -1;
   const bool plugin = IsPluginImpl(impl);
-  if (c.rows <= 1 || (plugin && opt.plugin_runner == nullptr)) return c;
+  if (c.rows <= 1) return c;
   JudgeOptions jo;
   jo.runner = plugin ? opt.plugin_runner : nullptr;
   jo.typical = TypicalTierFor(impl, c.provenance.family, opt.typical);
@@ -185,7 +186,7 @@ std::vector<std::string> WriteCaseFiles(const CaseWriteOptions& opt, SweepResult
 }
 
 std::string WriteJudgedCase(const CaseWriteOptions& opt, const ImplInfo& impl, const Case& c,
-                            const Judgement& j, std::string* error) {
+                            const Judgement& j, std::string* error, std::string* result) {
   Writer w{opt, {}, {}};
   const Output o = DecidingOutput(j);
   const OutputResult& r = j[o];
@@ -193,7 +194,7 @@ std::string WriteJudgedCase(const CaseWriteOptions& opt, const ImplInfo& impl, c
   const CaseText text{std::string(VerdictName(j.verdict)) + " on " + std::string(OutputName(o)),
                       Summarize(j)};
   const std::string rel = w.Write(impl, c, o, row, j.verdict, r.max_bound_use, text,
-                                  std::numeric_limits<std::int64_t>::max());
+                                  std::numeric_limits<std::int64_t>::max(), result);
   if (rel.empty() && !w.errors.empty()) *error = w.errors.front();
   return rel;
 }

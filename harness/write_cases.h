@@ -23,7 +23,7 @@ struct CaseWriteOptions {
   std::string replay_program = "ln_check";  // how the replay command names ln_check
   std::uint64_t seed = 0;
   // Runs plugin kernels when a case is shrunk (as SweepOptions::plugin_runner);
-  // nullptr: plugin cases are not shrunk.
+  // nullptr: in this process.
   KernelRunner* plugin_runner = nullptr;
   TypicalTier typical = TypicalTier::kFail;  // as SweepOptions::typical, when shrinking
   // Which cases: the report writes them all; ln_check writes a negative
@@ -47,9 +47,9 @@ std::vector<std::string> WriteCaseFiles(const CaseWriteOptions& options, SweepRe
 
 // Writes one judged case of `impl` (an observed kernel's new finding, found
 // outside a sweep's findings). Returns its path relative to out_dir, or ""
-// with *error set.
+// with *error set; *result: the written case's result (after shrinking).
 std::string WriteJudgedCase(const CaseWriteOptions& options, const ImplInfo& impl, const Case& c,
-                            const Judgement& j, std::string* error);
+                            const Judgement& j, std::string* error, std::string* result = nullptr);
 
 // Writes c to `path`, creating its directory, with the command that replays
 // it: `replay` when not empty, else ln_check's (`program`) for `impl`

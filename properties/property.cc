@@ -85,10 +85,6 @@ Limits CurrentLimits() {
 
 namespace {
 
-// Seconds a plugin kernel call may take before it is killed and reported as
-// timed out (as ln_check's default --timeout).
-constexpr double kPluginCallSeconds = 60;
-
 struct Loaded {
   PluginLoad load;
   // The child process that runs plugin kernels (harness/isolate.h), made
@@ -104,7 +100,7 @@ Loaded& LoadedOnce() {
     std::vector<const ImplInfo*> all;
     for (const ImplInfo& i : l.load.impls) all.push_back(&i);
     std::string error;
-    l.isolator = MakePluginIsolator(all, kPluginCallSeconds, &error);
+    l.isolator = MakePluginIsolator(all, kDefaultCallSeconds, &error);
     if (!error.empty()) {
       l.load.errors.push_back("cannot start the child process for plugin kernels: " + error);
     }

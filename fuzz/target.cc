@@ -16,6 +16,7 @@
 #include "harness/driver.h"
 #include "harness/families.h"
 #include "harness/formats.h"
+#include "harness/text_columns.h"
 #include "harness/write_cases.h"
 #include "impls/plugin/loader.h"
 
@@ -26,12 +27,6 @@ using Clock = std::chrono::steady_clock;
 
 double Seconds(Clock::time_point a, Clock::time_point b) {
   return std::chrono::duration<double>(b - a).count();
-}
-
-std::string Fmt(const char* f, double v) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, f, v);
-  return buf;
 }
 
 std::string Today() {

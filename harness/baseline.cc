@@ -12,6 +12,7 @@
 #include <ostream>
 #include <sstream>
 
+#include "harness/text_columns.h"
 #include "harness/write_cases.h"
 
 #ifndef LNV_DEFAULT_BASELINES_DIR
@@ -47,12 +48,6 @@ std::optional<Output> OutputNamed(const std::string& name) {
     if (OutputName(o) == name) return o;
   }
   return std::nullopt;
-}
-
-std::string Fmt(const char* f, double v) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, f, v);
-  return buf;
 }
 
 std::vector<std::string> Tokens(const std::string& line) {

@@ -16,6 +16,8 @@
 
 #include "oracle/backends.h"
 #include "oracle/fast_path.h"
+#include "oracle/fast_rows.h"
+#include "oracle/fast_stats.h"
 #include "oracle/rat.h"
 #include "oracle/square_class.h"
 
@@ -61,14 +63,23 @@ Int FromInt128(__int128 v) {
   return Int(-FromUint128<Int>(static_cast<unsigned __int128>(-(v + 1)) + 1));
 }
 
+template <class Int>
+ExactValue FromRational(const oracle_internal::Rat<Int>& v, FloatFormat f) {
+  const auto dd = oracle_internal::ToDoubleDouble(v);
+  return ExactValue{oracle_internal::RoundRat(v, f).value, dd.first, dd.second,
+                    ValueStatus::kDecided};
+}
+
 template <class B>
 class Row {
  public:
   using Int = typename B::Int;
   using R = oracle_internal::Rat<Int>;
 
-  Row(const OracleProblem& p, std::int64_t row)
-      : d_(p.d), layer_(p.norm == OracleNorm::kLayerNorm) {
+  // try_fast: decide the statistics in double-words first (fast_stats.h);
+  // the exact integers are then built only if something needs them.
+  Row(const OracleProblem& p, std::int64_t row, bool try_fast)
+      : d_(p.d), layer_(p.norm == OracleNorm::kLayerNorm), eps_(p.eps) {
     const double* x = p.x.data() + row * p.d;
     for (std::int64_t i = 0; i < d_; ++i) {
       if (std::isnan(x[i])) has_nan_ = true;
@@ -80,6 +91,19 @@ class Row {
       ClassifyInfiniteRow(p.eps);
       return;
     }
+    if (try_fast && oracle_internal::ComputeFastStats(x, d_, layer_, p.eps, &fs_)) {
+      fast_stats_ = true;
+      q_kind_ = QKind::kPositive;  // proven: q >= q_h - e > 0
+      return;
+    }
+    EnsureExact();
+  }
+
+  // The exact integers, mean, variance and q of a finite row (built once).
+  void EnsureExact() const {
+    if (exact_built_ || !finite_) return;
+    exact_built_ = true;
+    const double* x = x_;
     // x_i = X_i * 2^lo with integer X_i: every double is an odd integer times
     // a power of two, so lo is the smallest such power in the row.
     struct Part {
@@ -155,7 +179,7 @@ class Row {
       dn_ = Int(1);
     }
     mean_abs_ = oracle_internal::ToDouble(R{a1, dd, lo_});
-    ClassifyQ(p.eps);
+    ClassifyQ(eps_);
   }
 
   bool finite() const { return finite_; }
@@ -168,18 +192,37 @@ class Row {
     return pos_inf_ && neg_inf_ ? kNaN : pos_inf_ ? HUGE_VAL : -HUGE_VAL;
   }
   QKind q_kind() const { return q_kind_; }
-  const R& mu() const { return mu_; }
-  const R& var() const { return var_; }
-  const R& q() const { return q_; }
-  double mean_abs() const { return mean_abs_; }
+  const R& mu() const { return EnsureExact(), mu_; }
+  const R& var() const { return EnsureExact(), var_; }
+  const R& q() const { return EnsureExact(), q_; }
   const double* x() const { return x_; }
-  const Int& dn() const { return dn_; }
   // q > 0 as num/den * 2^exp with exp even (valid when q_kind() is kPositive).
-  const oracle_internal::PositiveRat<Int>& qp() const { return qp_; }
-  std::int64_t lo() const { return lo_; }
+  const oracle_internal::PositiveRat<Int>& qp() const { return EnsureExact(), qp_; }
+
+  // The statistics rounded to the nearest double (RowStats), from the
+  // double-words when their bounds prove it, else from the exact rationals.
+  double MeanDouble() const {
+    return Nearest(fs_.mu, [this] { return mu(); });
+  }
+  double VarDouble() const {
+    return Nearest(fs_.var, [this] { return var(); });
+  }
+  double MeanAbsDouble() const {
+    double v;
+    if (fast_stats_ && oracle_internal::NearestDouble(fs_.mean_abs, &v)) return v;
+    EnsureExact();
+    return mean_abs_;
+  }
+  // The mean (LayerNorm) correctly rounded into f.
+  ExactValue MeanValue(FloatFormat f) const {
+    ExactValue v;
+    if (fast_stats_ && oracle_internal::DecideFast(oracle_internal::ToEd(fs_.mu), f, &v)) return v;
+    return FromRational(mu(), f);
+  }
 
   // n_i = x_i - mu (LayerNorm) or x_i (RMSNorm), exactly: N_i / dn * 2^lo.
   R N(std::int64_t i) const {
+    EnsureExact();
     Int xi = narrow_ ? oracle_internal::FromInt64<Int>(Xn_[i]) : X_[i];
     if (!layer_) return R{xi, Int(1), lo_};
     Int n = Int(static_cast<std::uint64_t>(d_)) * xi - S1_;
@@ -190,6 +233,7 @@ class Row {
   // Whether r is rational (q the square of a rational); decided on first use,
   // since only the exact path needs it.
   bool r_exact() {
+    EnsureExact();
     if (!r_exact_known_) {
       r_exact_known_ = true;
       r_exact_ = oracle_internal::ExactRecipSqrt(qp_, &r_exact_value_);
@@ -200,6 +244,7 @@ class Row {
 
   // The enclosure of r at Ziv level k (start_bits * 2^k bits), cached.
   const oracle_internal::Enclosure<Int>& Level(int k, int start_bits) {
+    EnsureExact();
     const int bits = start_bits << k;
     for (const auto& [b, e] : levels_) {
       if (b == bits) return e;
@@ -213,6 +258,13 @@ class Row {
     if (fast_ready_) return fast_ok_;
     fast_ready_ = true;
     if (q_kind_ != QKind::kPositive) return fast_ok_ = false;
+    if (fast_stats_) {
+      mu_h_ = fs_.mu.hi;
+      mu_l_ = fs_.mu.lo;
+      mu_e_ = fs_.mu.e;
+      r_w_ = fs_.r;
+      return fast_ok_ = true;  // ComputeFastStats checked r's range
+    }
     if (layer_) {
       auto [h, l] = oracle_internal::ToDoubleDouble(mu_);
       mu_h_ = h;
@@ -227,15 +279,29 @@ class Row {
     return fast_ok_;
   }
   const oracle_internal::Edd& r_word() const { return r_w_; }
+  // The operands of the vectorized loops (fast_rows.h), after PrepareFast():
+  // the exact mean's double-double is within 2u |mu_l| (+ an underflow) of it.
+  oracle_internal::RowOperands Operands() const {
+    oracle_internal::RowOperands op;
+    if (layer_) {
+      op.mh = mu_h_;
+      op.n_err = std::fabs(mu_l_) * (1 + 2 * kU) + mu_e_ + kTiny;
+    }
+    op.rh = r_w_.hi;
+    op.r_err = std::fabs(r_w_.lo) + r_w_.e;
+    return op;
+  }
 
-  // n_i as a double-word s + c: x_i - mu_h exactly (TwoSum), then - mu_l.
+  // n_i as a double-word s + c: x_i - mu_h exactly (TwoSum), then - mu_l;
+  // mu_e bounds |mu - (mu_h + mu_l)| (0 for the exact mean's double-double,
+  // whose rounding u |mu_l| covers).
   oracle_internal::Edd NFastWord(std::int64_t i) const {
     if (!layer_) return {x_[i], 0.0, 0.0};
     double s, t;
     oracle_internal::TwoSum(x_[i], -mu_h_, &s, &t);
     if (!std::isfinite(s)) return {s, 0.0, HUGE_VAL};
     const double c = t - mu_l_;
-    return {s, c, kU * std::fabs(c) + kU * std::fabs(mu_l_) + 2 * kTiny};
+    return {s, c, kU * std::fabs(c) + kU * std::fabs(mu_l_) + mu_e_ + 2 * kTiny};
   }
 
  private:
@@ -247,7 +313,7 @@ class Row {
     q_kind_ = q_inf ? QKind::kPosInf : QKind::kNaN;
   }
 
-  void ClassifyQ(double eps) {
+  void ClassifyQ(double eps) const {
     if (std::isnan(eps)) {
       q_kind_ = QKind::kNaN;
       return;
@@ -276,27 +342,40 @@ class Row {
     }
   }
 
+  template <class Exact>
+  double Nearest(const oracle_internal::Edd& a, Exact exact) const {
+    double v;
+    if (fast_stats_ && oracle_internal::NearestDouble(a, &v)) return v;
+    return oracle_internal::ToDouble(exact());
+  }
+
   std::int64_t d_;
   bool layer_;
+  double eps_;
   bool finite_ = true;
   bool has_nan_ = false, pos_inf_ = false, neg_inf_ = false;
   const double* x_ = nullptr;
-  std::int64_t lo_ = 0;
-  bool narrow_ = false;
-  std::vector<std::int64_t> Xn_;  // X_i when the row spans <= 62 bits
-  std::vector<Int> X_;            // X_i otherwise
-  Int S1_{0};
-  Int dn_{1};
-  R mu_, var_, q_;
-  double mean_abs_ = 0.0;
-  QKind q_kind_ = QKind::kNaN;
-  oracle_internal::PositiveRat<Int> qp_{};
+  bool fast_stats_ = false;
+  oracle_internal::FastStats fs_;
+  // The exact side, built on first use (EnsureExact) unless the fast
+  // statistics failed; a cache, hence mutable.
+  mutable bool exact_built_ = false;
+  mutable std::int64_t lo_ = 0;
+  mutable bool narrow_ = false;
+  mutable std::vector<std::int64_t> Xn_;  // X_i when the row spans <= 62 bits
+  mutable std::vector<Int> X_;            // X_i otherwise
+  mutable Int S1_{0};
+  mutable Int dn_{1};
+  mutable R mu_, var_, q_;
+  mutable double mean_abs_ = 0.0;
+  mutable QKind q_kind_ = QKind::kNaN;
+  mutable oracle_internal::PositiveRat<Int> qp_{};
   bool r_exact_known_ = false;
   bool r_exact_ = false;
   R r_exact_value_;
   std::deque<std::pair<int, oracle_internal::Enclosure<Int>>> levels_;  // by bits
   bool fast_ready_ = false, fast_ok_ = false;
-  double mu_h_ = 0.0, mu_l_ = 0.0;
+  double mu_h_ = 0.0, mu_l_ = 0.0, mu_e_ = 0.0;
   oracle_internal::Edd r_w_{0.0, 0.0, 0.0};
 };
 
@@ -315,13 +394,6 @@ bool DecideEnclosure(const oracle_internal::Rat<Int>& a, const oracle_internal::
   if (f.precision > 26 && da.second != db.second) return false;
   *out = ExactValue{ra.value, da.first, f.precision > 26 ? da.second : 0.0, ValueStatus::kDecided};
   return true;
-}
-
-template <class Int>
-ExactValue FromRational(const oracle_internal::Rat<Int>& v, FloatFormat f) {
-  const auto dd = oracle_internal::ToDoubleDouble(v);
-  return ExactValue{oracle_internal::RoundRat(v, f).value, dd.first, dd.second,
-                    ValueStatus::kDecided};
 }
 
 // v = A + P * r for the row's r, rounded into f. Exact when P = 0 or r is
@@ -396,6 +468,26 @@ void NonFiniteRowForward(const Row<B>& row, const OracleProblem& p, ExactValue* 
   }
 }
 
+// Buffers of one row's vectorized decisions, allocated once per call; and
+// all-ones gamma and all-zeros beta for problems without them.
+struct RowScratch {
+  explicit RowScratch(std::int64_t d) : rounded(d), value(d), ok(d) {}
+  std::vector<double> rounded, value;
+  std::vector<std::uint8_t> ok;
+  std::vector<double> ones, zeros;
+  oracle_internal::Decisions Out() { return {rounded.data(), value.data(), ok.data()}; }
+  const double* Gamma(const OracleProblem& p) {
+    if (!p.gamma.empty()) return p.gamma.data();
+    if (ones.empty()) ones.assign(rounded.size(), 1.0);
+    return ones.data();
+  }
+  const double* Beta(std::span<const double> beta) {
+    if (!beta.empty()) return beta.data();
+    if (zeros.empty()) zeros.assign(rounded.size(), 0.0);
+    return zeros.data();
+  }
+};
+
 template <class B>
 OracleForwardResult Forward(const OracleProblem& p, const OracleOptions& o) {
   using Int = typename B::Int;
@@ -410,8 +502,9 @@ OracleForwardResult Forward(const OracleProblem& p, const OracleOptions& o) {
   res.rstd.resize(p.rows);
   if (layer) res.mean.resize(p.rows);
   const bool try_fast = o.fast_path && p.out_format.precision <= 26;
+  RowScratch scratch(p.d);
   for (std::int64_t row_i = 0; row_i < p.rows; ++row_i) {
-    Row<B> row(p, row_i);
+    Row<B> row(p, row_i, o.fast_path);
     RowStats& st = res.stats[row_i];
     ExactValue* y = res.y.data() + row_i * p.d;
     double* xhat = res.xhat.data() + row_i * p.d;
@@ -422,10 +515,10 @@ OracleForwardResult Forward(const OracleProblem& p, const OracleOptions& o) {
       for (std::int64_t i = 0; i < p.d; ++i) xhat[i] = kNaN;
       continue;
     }
-    st.mean = layer ? oracle_internal::ToDouble(row.mu()) : 0.0;
-    st.var = oracle_internal::ToDouble(row.var());
-    st.mean_abs = row.mean_abs();
-    if (layer) res.mean[row_i] = FromRational(row.mu(), p.stat_format);
+    st.mean = layer ? row.MeanDouble() : 0.0;
+    st.var = row.VarDouble();
+    st.mean_abs = row.MeanAbsDouble();
+    if (layer) res.mean[row_i] = row.MeanValue(p.stat_format);
     if (row.q_kind() != QKind::kPositive) {
       // r is NaN (q < 0 or NaN), +inf (q = 0) or 0 (q = +inf): IEEE on the formula.
       const double r = row.q_kind() == QKind::kZero     ? HUGE_VAL
@@ -461,7 +554,18 @@ OracleForwardResult Forward(const OracleProblem& p, const OracleOptions& o) {
       std::int64_t not_an_output = 0;
       return EvalAffine<B>(row, R{}, row.N(i), kBinary32, o, &not_an_output).hi;
     };
+    // Most elements are decided in one vectorized pass (fast_rows.h); the
+    // rest go through double-words, then the exact path.
+    if (fast) {
+      oracle_internal::DecideForwardRow(p.x.data() + row_i * p.d, scratch.Gamma(p),
+                                        scratch.Beta(beta), p.d, row.Operands(), p.out_format, xhat,
+                                        scratch.Out());
+    }
     for (std::int64_t i = 0; i < p.d; ++i) {
+      if (fast && scratch.ok[i]) {
+        y[i] = ExactValue{scratch.rounded[i], scratch.value[i], 0.0, ValueStatus::kDecided};
+        continue;
+      }
       const double g = ParamD(p.gamma, i, 1.0);
       const double b = ParamD(beta, i, 0.0);
       if (!std::isfinite(g) || !std::isfinite(b)) {
@@ -475,16 +579,7 @@ OracleForwardResult Forward(const OracleProblem& p, const OracleOptions& o) {
         using oracle_internal::Edd;
         const Edd xh = oracle_internal::MulEdd(row.NFastWord(i), row.r_word());
         xhat[i] = xh.hi + xh.lo;
-        // y = beta + gamma xhat in binary64 with its error bound first (Ed:
-        // each operation adds u|result|): it decides every element whose sum
-        // does not cancel more than a few bits. Then in double-words.
-        const oracle_internal::Ed xe = oracle_internal::ToEd(xh);
-        if (oracle_internal::DecideFast(
-                oracle_internal::AddEd(oracle_internal::ExactEd(b),
-                                       oracle_internal::MulEd(oracle_internal::ExactEd(g), xe)),
-                p.out_format, &y[i])) {
-          continue;
-        }
+        // y = beta + gamma xhat in double-words, for sums that cancel.
         const Edd yv = oracle_internal::AddEdd(Edd{b, 0.0, 0.0},
                                                oracle_internal::MulEdd(Edd{g, 0.0, 0.0}, xh));
         if (oracle_internal::DecideFast(oracle_internal::ToEd(yv), p.out_format, &y[i])) continue;
@@ -579,20 +674,17 @@ FastBackwardRow PrepareFastBackward(Row<B>& row, const OracleProblem& p, const d
   const Edd inv_d{ih, il, 2 * kU2 * ih};
   if (layer) {
     double h, l;
-    oracle_internal::FastTwoSum(s_hi, s_lo, &h, &l);
+    oracle_internal::TwoSum(s_hi, s_lo, &h, &l);  // |s_lo| may exceed |s_hi| after cancellation
     // Sum2's error, plus one underflowing TwoProduct residual per term.
     fb.a = MulEdd(Edd{h, l, 2 * g2 * s_abs + kU2 * std::fabs(h) + terms * 2 * kTiny}, inv_d);
   }
   double th, tl;
-  oracle_internal::FastTwoSum(t_hi, t_lo, &th, &tl);
+  oracle_internal::TwoSum(t_hi, t_lo, &th, &tl);
   const Edd t{th, tl, 2 * g2 * t_abs + kU2 * std::fabs(th) + n_err + terms * 4 * kTiny};
-  // 1/(d q) from the exact q, as a double-word rounded twice (<= 2u^2 relative).
-  using Int = typename B::Int;
-  const auto& q = row.q();
-  const auto inv = oracle_internal::ToDoubleDouble(
-      oracle_internal::Rat<Int>{q.den, Int(q.num * Int(static_cast<std::uint64_t>(p.d))), -q.exp});
-  if (!std::isfinite(inv.first) || inv.first > 0x1p900 || inv.first < 0x1p-900) return fb;
-  fb.b_over_q = MulEdd(t, Edd{inv.first, inv.second, 2 * kU2 * std::fabs(inv.first)});
+  // 1/(d q) = r^2 / d, from the row's r with its bound (no exact q needed).
+  const Edd inv_q = MulEdd(row.r_word(), row.r_word());
+  if (!std::isfinite(inv_q.hi) || inv_q.hi > 0x1p900 || inv_q.hi < 0x1p-900) return fb;
+  fb.b_over_q = MulEdd(MulEdd(t, inv_q), inv_d);
   fb.ok = std::isfinite(fb.b_over_q.hi) && std::isfinite(fb.b_over_q.e) && std::isfinite(fb.a.e) &&
           std::isfinite(fb.a.hi);
   return fb;
@@ -715,16 +807,42 @@ ExactValue SumOfRoots(const std::vector<RootTerm<B>>& terms, FloatFormat f, cons
   return out;
 }
 
+// The rows of positive q grouped by equal q: group[r] indexes `leaders`, the
+// first row of each q (-1 for rows without a positive q). Equal q have equal
+// nearest doubles: q are compared exactly only within such a bucket.
+template <class B>
+void GroupRowsByQ(const std::vector<Row<B>>& rows, std::vector<int>* group,
+                  std::vector<std::int64_t>* leaders) {
+  group->assign(rows.size(), -1);
+  std::unordered_map<double, std::vector<int>> buckets;
+  for (std::size_t r = 0; r < rows.size(); ++r) {
+    if (!rows[r].finite() || rows[r].q_kind() != QKind::kPositive) continue;
+    std::vector<int>& bucket = buckets[oracle_internal::ToDouble(rows[r].q())];
+    for (int k : bucket) {
+      if (oracle_internal::Compare(rows[r].q(), rows[(*leaders)[k]].q()) == 0) {
+        (*group)[r] = k;
+        break;
+      }
+    }
+    if ((*group)[r] < 0) {
+      bucket.push_back(static_cast<int>(leaders->size()));
+      (*group)[r] = static_cast<int>(leaders->size());
+      leaders->push_back(static_cast<std::int64_t>(r));
+    }
+  }
+}
+
 // dgamma_j on the exact path: sum over rows of dy n r. Rows of equal q
 // (group[r], led by leaders[group]) share r; groups of one square class share
 // a root up to rational factors, so the sum becomes one rational per class
 // times that class's root. A class sum that cancels drops out exactly.
 template <class B>
-ExactValue DgammaExact(std::vector<Row<B>>& rows, const std::vector<int>& group,
-                       const std::vector<std::int64_t>& leaders, SquareClasses<B>& classes,
+ExactValue DgammaExact(std::vector<Row<B>>& rows, std::vector<int>& group,
+                       std::vector<std::int64_t>& leaders, SquareClasses<B>& classes,
                        const OracleProblem& p, std::int64_t j, const OracleOptions& o,
                        std::int64_t* undecided) {
   using R = typename Row<B>::R;
+  if (group.empty()) GroupRowsByQ<B>(rows, &group, &leaders);  // on first use: it needs exact q
   std::vector<R> per_group(leaders.size());
   for (std::int64_t r = 0; r < p.rows; ++r) {
     if (group[r] < 0) continue;  // r = 0 rows contribute exactly 0
@@ -761,8 +879,8 @@ ExactValue DgammaExact(std::vector<Row<B>>& rows, const std::vector<int>& group,
 // dgamma_j = sum over the finite rows of dy n r (rows with r = +0 add
 // nothing): in binary64 with error bounds first, else on the exact path.
 template <class B>
-ExactValue DgammaOfFiniteRows(std::vector<Row<B>>& rows, const std::vector<int>& group,
-                              const std::vector<std::int64_t>& leaders, SquareClasses<B>& classes,
+ExactValue DgammaOfFiniteRows(std::vector<Row<B>>& rows, std::vector<int>& group,
+                              std::vector<std::int64_t>& leaders, SquareClasses<B>& classes,
                               const OracleProblem& p, std::int64_t j, const OracleOptions& o,
                               OracleBackwardResult* res) {
   if (o.fast_path && p.param_format.precision <= 26) {
@@ -865,31 +983,6 @@ void DxOfRow(Row<B>& row, const OracleProblem& p, std::int64_t row_i, const Orac
   }
 }
 
-// The rows of positive q grouped by equal q: group[r] indexes `leaders`, the
-// first row of each q (-1 for rows without a positive q). Equal q have equal
-// nearest doubles: q are compared exactly only within such a bucket.
-template <class B>
-void GroupRowsByQ(const std::vector<Row<B>>& rows, std::vector<int>* group,
-                  std::vector<std::int64_t>* leaders) {
-  group->assign(rows.size(), -1);
-  std::unordered_map<double, std::vector<int>> buckets;
-  for (std::size_t r = 0; r < rows.size(); ++r) {
-    if (!rows[r].finite() || rows[r].q_kind() != QKind::kPositive) continue;
-    std::vector<int>& bucket = buckets[oracle_internal::ToDouble(rows[r].q())];
-    for (int k : bucket) {
-      if (oracle_internal::Compare(rows[r].q(), rows[(*leaders)[k]].q()) == 0) {
-        (*group)[r] = k;
-        break;
-      }
-    }
-    if ((*group)[r] < 0) {
-      bucket.push_back(static_cast<int>(leaders->size()));
-      (*group)[r] = static_cast<int>(leaders->size());
-      leaders->push_back(static_cast<std::int64_t>(r));
-    }
-  }
-}
-
 // The IEEE side of column j's sums: which non-finite terms dbeta = sum dy
 // and dgamma = sum dy xhat hold, and whether the special-value table decides.
 struct ColumnSpecials {
@@ -977,14 +1070,13 @@ OracleBackwardResult Backward(const OracleProblem& p, const OracleOptions& o) {
   std::vector<Row<B>> rows;
   rows.reserve(p.rows);
   for (std::int64_t row_i = 0; row_i < p.rows; ++row_i) {
-    rows.emplace_back(p, row_i);
+    rows.emplace_back(p, row_i, o.fast_path);
     DxOfRow<B>(rows.back(), p, row_i, o, &res);
   }
-  // dbeta_j = sum_rows dy (exact); dgamma_j = sum_rows dy n r, grouped by equal q
-  // here and by square class of q (on first use) in DgammaExact.
+  // dbeta_j = sum_rows dy (exact); dgamma_j = sum_rows dy n r, on the exact
+  // path grouped by equal q and by square class of q (both on first use).
   std::vector<int> group;
   std::vector<std::int64_t> leaders;
-  GroupRowsByQ<B>(rows, &group, &leaders);
   SquareClasses<B> classes;
   if (layer) res.dbeta.resize(p.d);
   res.dgamma.resize(p.d);

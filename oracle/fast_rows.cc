@@ -1,0 +1,151 @@
+// The fast path's per-element loops (fast_rows.h), one source compiled per
+// instruction set and dispatched once from cpuid.
+#include "oracle/fast_rows.h"
+
+#include <bit>
+#include <cmath>
+
+#include "oracle/fast_path.h"
+
+namespace lnv::oracle_internal {
+namespace {
+
+// The rounding of a positive m into a format of precision p and exponents
+// [emin, emax], round to nearest even, in arithmetic only (no variable
+// shift, so that it vectorizes): with ulp the format's quantum at m, adding
+// c = 1.5 2^52 ulp rounds m (< 2^52 ulp) to a multiple of ulp, and
+// subtracting c again is exact (the classic shifter; RNE is the default
+// rounding). A result of 2^(emax+1) or more is past the range: +inf.
+[[gnu::always_inline]] inline double RoundMagnitudeTo(double m, int p, int emin, double top) {
+  const std::int64_t e_m = static_cast<std::int64_t>(std::bit_cast<std::uint64_t>(m) >> 52) - 1023;
+  const std::int64_t e = e_m > emin ? e_m : emin;
+  const double ulp = std::bit_cast<double>(static_cast<std::uint64_t>(e - p + 1 + 1023) << 52);
+  const double c = ulp * 0x1.8p52;
+  const double r = (m + c) - c;
+  return r >= top ? HUGE_VAL : r;
+}
+
+// The decision of fast_rows.h for v within e; returns the rounded value.
+[[gnu::always_inline]] inline double Decide(Ed y, int p, int emin, double top, double two_m2p,
+                                            bool* ok) {
+  const double err = y.e * (1.0 + 0x1p-40) + 0x1p-1070;
+  const double a = std::fabs(y.v);
+  const double lo = a - err, hi = a + err;
+  const bool good = (lo >= 0x1p-960) & (hi < 0x1p1023) & (err <= lo * two_m2p);
+  // One step down from lo and up from hi (positive normals: adjacent bits).
+  const double below = std::bit_cast<double>(std::bit_cast<std::uint64_t>(good ? lo : 1.0) - 1);
+  const double above = std::bit_cast<double>(std::bit_cast<std::uint64_t>(good ? hi : 1.0) + 1);
+  const double rl = RoundMagnitudeTo(below, p, emin, top);
+  const double rh = RoundMagnitudeTo(above, p, emin, top);
+  *ok = good & (rl == rh);
+  return std::copysign(rh, y.v);
+}
+
+// 2^(emax + 1): the first power of two past the format's range.
+double Top(FloatFormat f) { return std::ldexp(1.0, f.emax + 1); }
+
+double TwoToMinus2p(FloatFormat f) {
+  return 1.0 / static_cast<double>(std::uint64_t{1} << (2 * f.precision));
+}
+
+[[gnu::always_inline]] inline void ForwardBody(
+    const double* __restrict x, const double* __restrict gamma, const double* __restrict beta,
+    std::int64_t d, const RowOperands& op, FloatFormat f, double* __restrict xhat,
+    double* __restrict rounded, double* __restrict value, std::uint8_t* __restrict ok) {
+  const Ed m{-op.mh, op.n_err}, r{op.rh, op.r_err};
+  const int p = f.precision, emin = f.emin;
+  const double top = Top(f), scale = TwoToMinus2p(f);
+  for (std::int64_t i = 0; i < d; ++i) {
+    const Ed xh = MulEd(AddEd(ExactEd(x[i]), m), r);
+    const Ed y = AddEd(ExactEd(beta[i]), MulEd(ExactEd(gamma[i]), xh));
+    bool good = true;
+    rounded[i] = Decide(y, p, emin, top, scale, &good);
+    value[i] = y.v;
+    ok[i] = good;
+    xhat[i] = xh.v;
+  }
+}
+
+[[gnu::always_inline]] inline void BackwardBody(
+    const double* __restrict x, const double* __restrict dy, const double* __restrict gamma,
+    std::int64_t d, const RowOperands& op, double ah, double a_err, double bqh, double bq_err,
+    FloatFormat f, double* __restrict rounded, double* __restrict value,
+    std::uint8_t* __restrict ok) {
+  const Ed m{-op.mh, op.n_err}, r{op.rh, op.r_err};
+  const Ed a{-ah, a_err}, bq{-bqh, bq_err};
+  const int p = f.precision, emin = f.emin;
+  const double top = Top(f), scale = TwoToMinus2p(f);
+  for (std::int64_t i = 0; i < d; ++i) {
+    const Ed g = MulEd(ExactEd(dy[i]), ExactEd(gamma[i]));
+    const Ed n = AddEd(ExactEd(x[i]), m);
+    const Ed c = AddEd(AddEd(g, a), MulEd(n, bq));
+    const Ed dx = MulEd(c, r);
+    bool good = true;
+    rounded[i] = Decide(dx, p, emin, top, scale, &good);
+    value[i] = dx.v;
+    ok[i] = good;
+  }
+}
+
+#define LNV_FAST_ROWS_VERSION(suffix, attr)                                                       \
+  attr void Forward##suffix(const double* x, const double* gamma, const double* beta,             \
+                            std::int64_t d, const RowOperands& op, FloatFormat f, double* xhat,   \
+                            Decisions out) {                                                      \
+    ForwardBody(x, gamma, beta, d, op, f, xhat, out.rounded, out.value, out.ok);                  \
+  }                                                                                               \
+  attr void Backward##suffix(const double* x, const double* dy, const double* gamma,              \
+                             std::int64_t d, const RowOperands& op, double ah, double a_err,      \
+                             double bqh, double bq_err, FloatFormat f, Decisions out) {           \
+    BackwardBody(x, dy, gamma, d, op, ah, a_err, bqh, bq_err, f, out.rounded, out.value, out.ok); \
+  }
+
+LNV_FAST_ROWS_VERSION(Baseline, )
+#if defined(__x86_64__)
+LNV_FAST_ROWS_VERSION(Avx2, __attribute__((target("avx2,fma"))))
+LNV_FAST_ROWS_VERSION(Avx512, __attribute__((target("avx512f,avx512dq,avx512vl,avx2,fma"))))
+#endif
+#undef LNV_FAST_ROWS_VERSION
+
+enum class Isa { kBaseline, kAvx2, kAvx512 };
+
+Isa DetectIsa() {
+#if defined(__x86_64__)
+  __builtin_cpu_init();
+  if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq") &&
+      __builtin_cpu_supports("avx512vl")) {
+    return Isa::kAvx512;
+  }
+  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return Isa::kAvx2;
+#endif
+  return Isa::kBaseline;
+}
+
+const Isa kIsa = DetectIsa();
+
+}  // namespace
+
+void DecideForwardRow(const double* x, const double* gamma, const double* beta, std::int64_t d,
+                      const RowOperands& op, FloatFormat f, double* xhat, Decisions out) {
+#if defined(__x86_64__)
+  if (kIsa == Isa::kAvx512) return ForwardAvx512(x, gamma, beta, d, op, f, xhat, out);
+  if (kIsa == Isa::kAvx2) return ForwardAvx2(x, gamma, beta, d, op, f, xhat, out);
+#endif
+  ForwardBaseline(x, gamma, beta, d, op, f, xhat, out);
+}
+
+void DecideBackwardRow(const double* x, const double* dy, const double* gamma, std::int64_t d,
+                       const RowOperands& op, double ah, double a_err, double bqh, double bq_err,
+                       FloatFormat f, Decisions out) {
+#if defined(__x86_64__)
+  if (kIsa == Isa::kAvx512)
+    return BackwardAvx512(x, dy, gamma, d, op, ah, a_err, bqh, bq_err, f, out);
+  if (kIsa == Isa::kAvx2) return BackwardAvx2(x, dy, gamma, d, op, ah, a_err, bqh, bq_err, f, out);
+#endif
+  BackwardBaseline(x, dy, gamma, d, op, ah, a_err, bqh, bq_err, f, out);
+}
+
+double RoundMagnitude(double m, FloatFormat f) {
+  return RoundMagnitudeTo(m, f.precision, f.emin, Top(f));
+}
+
+}  // namespace lnv::oracle_internal

@@ -1,0 +1,132 @@
+// Row statistics in double-words with error bounds (fast_stats.h has the math).
+#include "oracle/fast_stats.h"
+
+#include <cmath>
+
+namespace lnv::oracle_internal {
+namespace {
+
+// Sum2's running state: hi + lo, and the sum of |terms| for its bound.
+struct Sum2 {
+  double hi = 0.0, lo = 0.0, abs = 0.0;
+  void Add(double v) {
+    double s, t;
+    TwoSum(hi, v, &s, &t);
+    hi = s;
+    lo += t;
+    abs += std::fabs(v);
+  }
+  // Ogita, Rump & Oishi Prop. 4.5 for n terms; the factor 2 covers the
+  // rounding of `abs` itself (it is within gamma_n of the exact sum).
+  Edd Result(double n) const {
+    double h, l;
+    TwoSum(hi, lo, &h, &l);
+    return {h, l, 2 * GammaN(n) * GammaN(n) * abs};
+  }
+};
+
+// S = sum (x_i - m)^2 as a double-word (m = 0 for RMSNorm), see fast_stats.h.
+// Bound: the TwoSum chain of p_i is exact; the recursive sum of its errors,
+// e_i and c_i (3n terms) is within gamma_3n of the sum of their magnitudes,
+// each c_i within 3u |c_i| of (2 a_i + b_i) b_i, and an underflowing a_i^2
+// leaves e_i wrong by at most 2^-1074 (kTiny) for each of the 2 roundings.
+Edd SumOfSquares(const double* x, std::int64_t d, double m) {
+  double hi = 0.0, lo = 0.0, lo_abs = 0.0, c_abs = 0.0;
+  for (std::int64_t i = 0; i < d; ++i) {
+    double a, b;
+    TwoSum(x[i], -m, &a, &b);
+    const double p = a * a;
+    const double e = std::fma(a, a, -p);
+    const double c = (2 * a + b) * b;
+    double s, t;
+    TwoSum(hi, p, &s, &t);
+    hi = s;
+    lo += t;
+    lo += e;
+    lo += c;
+    lo_abs += std::fabs(t) + std::fabs(e) + std::fabs(c);
+    c_abs += std::fabs(c);
+  }
+  const double n = static_cast<double>(d);
+  double h, l;
+  TwoSum(hi, lo, &h, &l);
+  return {h, l, 2 * GammaN(3 * n) * lo_abs + 6 * kU * c_abs + 4 * n * kTiny};
+}
+
+// 1/d as a double-word: |1/d - (ih + il)| <= 2u^2/d.
+Edd InverseOf(std::int64_t d) {
+  const double dd = static_cast<double>(d);
+  const double ih = 1.0 / dd;
+  const double il = -std::fma(ih, dd, -1.0) / dd;
+  return {ih, il, 2 * kU2 * ih};
+}
+
+bool Finite(const Edd& a) {
+  return std::isfinite(a.hi) && std::isfinite(a.lo) && std::isfinite(a.e);
+}
+
+// r = q^(-1/2) for q > 0 known to 2^-60: a Newton step from the double
+// estimate, then the residual rho = 1 - q r~^2 bounds the result (header).
+bool RecipSqrt(const Edd& q, Edd* r) {
+  const double r0 = 1.0 / std::sqrt(q.hi);
+  const Edd one{1.0, 0.0, 0.0};
+  const Edd r0w{r0, 0.0, 0.0};
+  const Edd rho0 = AddEdd(one, NegEdd(MulEdd(q, MulEdd(r0w, r0w))));
+  double h, l;
+  TwoSum(r0, r0 * 0.5 * (rho0.hi + rho0.lo), &h, &l);
+  const Edd r1{h, l, 0.0};
+  const Edd rho = AddEdd(one, NegEdd(MulEdd(q, MulEdd(r1, r1))));
+  const double bound = std::fabs(rho.hi + rho.lo) * (1 + 2 * kU) + rho.e;
+  if (!(bound <= 0.25) || !std::isfinite(h)) return false;
+  *r = {h, l, 2.01 * bound * std::fabs(h) + 4 * kTiny};
+  return h > 0x1p-900 && h < 0x1p900;
+}
+
+}  // namespace
+
+bool ComputeFastStats(const double* x, std::int64_t d, bool layer, double eps, FastStats* out) {
+  if (!(eps >= 0.0) || !std::isfinite(eps)) return false;
+  Sum2 sum, abs_sum;
+  for (std::int64_t i = 0; i < d; ++i) {
+    sum.Add(x[i]);
+    abs_sum.Add(std::fabs(x[i]));
+  }
+  const double n = static_cast<double>(d);
+  const Edd inv_d = InverseOf(d);
+  out->mean_abs = MulEdd(abs_sum.Result(n), inv_d);
+  out->mu = layer ? MulEdd(sum.Result(n), inv_d) : Edd{0.0, 0.0, 0.0};
+  if (!Finite(out->mean_abs) || !Finite(out->mu)) return false;
+  const double mh = out->mu.hi, ml = out->mu.lo, em = out->mu.e;
+  Edd s = SumOfSquares(x, d, mh);
+  if (layer) {
+    // sum (x_i - mu)^2 = S - d (mu - mh)^2, with mu - mh = ml +- em.
+    const double k = n * ml * ml;
+    const double k_err = n * (2 * std::fabs(ml) * em + em * em) + 4 * kU * k + 2 * kTiny;
+    s = AddEdd(s, Edd{-k, 0.0, k_err});
+  }
+  out->var = MulEdd(s, inv_d);
+  out->q = AddEdd(out->var, Edd{eps, 0.0, 0.0});
+  const Edd& q = out->q;
+  if (!Finite(out->var) || !Finite(q)) return false;
+  if (!(q.hi > 0x1p-1000) || !(q.e <= 0x1p-60 * q.hi) || !(q.hi < 0x1p1000)) return false;
+  return RecipSqrt(q, &out->r);
+}
+
+bool NearestDouble(const Edd& a, double* out) {
+  double v, t;
+  TwoSum(a.hi, a.lo, &v, &t);
+  if (!std::isfinite(v) || !std::isfinite(a.e)) return false;
+  if (v == 0.0) {
+    if (t != 0.0 || a.e != 0.0) return false;
+    *out = 0.0;
+    return true;
+  }
+  // The smaller of the two gaps around |v| (the one below, at a power of two).
+  const double m = std::fabs(v);
+  const double gap = m - NextDown(m);
+  if (!((std::fabs(t) + a.e) * (1 + 0x1p-40) < 0.5 * gap)) return false;
+  *out = v;
+  return true;
+}
+
+}  // namespace lnv::oracle_internal

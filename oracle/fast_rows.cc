@@ -44,6 +44,23 @@ namespace {
 // 2^(emax + 1): the first power of two past the format's range.
 double Top(FloatFormat f) { return std::ldexp(1.0, f.emax + 1); }
 
+// n = x - mu as a double-word, branch-free (fast_rows.h); an overflowing
+// x - mh gets an infinite bound.
+[[gnu::always_inline]] inline Edd NWordOf(double x, const RowOperands& op) {
+  double s, t;
+  TwoSum(x, -op.mh, &s, &t);
+  const double c = t - op.ml;
+  const double e = kU * std::fabs(c) + kU * std::fabs(op.ml) + op.me + 2 * kTiny;
+  return {s, c, std::isfinite(s) ? e : HUGE_VAL};
+}
+
+// n = x - mu in binary64: x - mh rounded, with |mu - mh| <= |ml| + 2u |ml|
+// (the rounding of a double-double's low word) + me + an underflow.
+Ed NOperand(const RowOperands& op) {
+  return {-op.mh, std::fabs(op.ml) * (1 + 2 * kU) + op.me + kTiny};
+}
+Ed ROperand(const RowOperands& op) { return {op.rh, std::fabs(op.rl) + op.re}; }
+
 double TwoToMinus2p(FloatFormat f) {
   return 1.0 / static_cast<double>(std::uint64_t{1} << (2 * f.precision));
 }
@@ -52,7 +69,7 @@ double TwoToMinus2p(FloatFormat f) {
     const double* __restrict x, const double* __restrict gamma, const double* __restrict beta,
     std::int64_t d, const RowOperands& op, FloatFormat f, double* __restrict xhat,
     double* __restrict rounded, double* __restrict value, std::uint8_t* __restrict ok) {
-  const Ed m{-op.mh, op.n_err}, r{op.rh, op.r_err};
+  const Ed m = NOperand(op), r = ROperand(op);
   const int p = f.precision, emin = f.emin;
   const double top = Top(f), scale = TwoToMinus2p(f);
   for (std::int64_t i = 0; i < d; ++i) {
@@ -71,7 +88,7 @@ double TwoToMinus2p(FloatFormat f) {
     std::int64_t d, const RowOperands& op, double ah, double a_err, double bqh, double bq_err,
     FloatFormat f, double* __restrict rounded, double* __restrict value,
     std::uint8_t* __restrict ok) {
-  const Ed m{-op.mh, op.n_err}, r{op.rh, op.r_err};
+  const Ed m = NOperand(op), r = ROperand(op);
   const Ed a{-ah, a_err}, bq{-bqh, bq_err};
   const int p = f.precision, emin = f.emin;
   const double top = Top(f), scale = TwoToMinus2p(f);
@@ -87,6 +104,53 @@ double TwoToMinus2p(FloatFormat f) {
   }
 }
 
+[[gnu::always_inline]] inline BackwardSums SumBackwardBody(const double* __restrict x,
+                                                           const double* __restrict dy,
+                                                           const double* __restrict gamma,
+                                                           std::int64_t d, const RowOperands& op) {
+  BackwardSums b;
+  for (std::int64_t i = 0; i < d; ++i) {
+    const double gh = dy[i] * gamma[i];
+    const double gl = std::fma(dy[i], gamma[i], -gh);
+    double sum, err;
+    TwoSum(b.s_hi, gh, &sum, &err);
+    b.s_hi = sum;
+    b.s_lo += err + gl;
+    b.s_abs += std::fabs(gh) + std::fabs(gl);
+    const Edd n = NWordOf(x[i], op);
+    for (double part : {gh, gl}) {
+      for (double m : {n.hi, n.lo}) {
+        const double ph = part * m;
+        const double pl = std::fma(part, m, -ph);
+        TwoSum(b.t_hi, ph, &sum, &err);
+        b.t_hi = sum;
+        b.t_lo += err + pl;
+        b.t_abs += std::fabs(ph) + std::fabs(pl);
+      }
+    }
+    b.n_err += (std::fabs(gh) + std::fabs(gl)) * n.e;
+  }
+  // An overflowing product has no error-free split (gl is then not finite).
+  b.finite = std::isfinite(b.s_hi) && std::isfinite(b.s_lo) && std::isfinite(b.t_hi) &&
+             std::isfinite(b.t_lo) && std::isfinite(b.s_abs) && std::isfinite(b.t_abs) &&
+             std::isfinite(b.n_err);
+  return b;
+}
+
+[[gnu::always_inline]] inline void DgammaRowBody(const double* __restrict x,
+                                                 const double* __restrict dy, std::int64_t d,
+                                                 const RowOperands& op, double* __restrict hi,
+                                                 double* __restrict lo, double* __restrict e) {
+  const Edd r{op.rh, op.rl, op.re};
+  for (std::int64_t j = 0; j < d; ++j) {
+    const Edd xh = MulEdd(NWordOf(x[j], op), r);
+    const Edd acc = AddEdd(Edd{hi[j], lo[j], e[j]}, MulEdd(Edd{dy[j], 0.0, 0.0}, xh));
+    hi[j] = acc.hi;
+    lo[j] = acc.lo;
+    e[j] = acc.e;
+  }
+}
+
 #define LNV_FAST_ROWS_VERSION(suffix, attr)                                                       \
   attr void Forward##suffix(const double* x, const double* gamma, const double* beta,             \
                             std::int64_t d, const RowOperands& op, FloatFormat f, double* xhat,   \
@@ -97,6 +161,14 @@ double TwoToMinus2p(FloatFormat f) {
                              std::int64_t d, const RowOperands& op, double ah, double a_err,      \
                              double bqh, double bq_err, FloatFormat f, Decisions out) {           \
     BackwardBody(x, dy, gamma, d, op, ah, a_err, bqh, bq_err, f, out.rounded, out.value, out.ok); \
+  }                                                                                               \
+  attr BackwardSums Sums##suffix(const double* x, const double* dy, const double* gamma,          \
+                                 std::int64_t d, const RowOperands& op) {                         \
+    return SumBackwardBody(x, dy, gamma, d, op);                                                  \
+  }                                                                                               \
+  attr void Dgamma##suffix(const double* x, const double* dy, std::int64_t d,                     \
+                           const RowOperands& op, ColumnSums acc) {                               \
+    DgammaRowBody(x, dy, d, op, acc.hi, acc.lo, acc.e);                                           \
   }
 
 LNV_FAST_ROWS_VERSION(Baseline, )
@@ -143,6 +215,26 @@ void DecideBackwardRow(const double* x, const double* dy, const double* gamma, s
 #endif
   BackwardBaseline(x, dy, gamma, d, op, ah, a_err, bqh, bq_err, f, out);
 }
+
+BackwardSums SumBackwardRow(const double* x, const double* dy, const double* gamma, std::int64_t d,
+                            const RowOperands& op) {
+#if defined(__x86_64__)
+  if (kIsa == Isa::kAvx512) return SumsAvx512(x, dy, gamma, d, op);
+  if (kIsa == Isa::kAvx2) return SumsAvx2(x, dy, gamma, d, op);
+#endif
+  return SumsBaseline(x, dy, gamma, d, op);
+}
+
+void AddDgammaRow(const double* x, const double* dy, std::int64_t d, const RowOperands& op,
+                  ColumnSums acc) {
+#if defined(__x86_64__)
+  if (kIsa == Isa::kAvx512) return DgammaAvx512(x, dy, d, op, acc);
+  if (kIsa == Isa::kAvx2) return DgammaAvx2(x, dy, d, op, acc);
+#endif
+  DgammaBaseline(x, dy, d, op, acc);
+}
+
+Edd NWord(double x, const RowOperands& op) { return NWordOf(x, op); }
 
 double RoundMagnitude(double m, FloatFormat f) {
   return RoundMagnitudeTo(m, f.precision, f.emin, Top(f));

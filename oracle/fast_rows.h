@@ -18,16 +18,23 @@
 
 #include <cstdint>
 
+#include "oracle/fast_path.h"
 #include "oracle/oracle.h"
 
 namespace lnv::oracle_internal {
 
-// A row's operands: n_i = x_i - mu is within n_err of x_i - mh (mh = 0 and
-// n_err = 0 for RMSNorm), r within r_err of rh.
+// A row's operands: the mean mu within me of mh + ml (all 0 for RMSNorm),
+// r within re of rh + rl. n_i = x_i - mu is taken as the double-word
+// TwoSum(x_i, -mh) - ml, within u |its low word| + u |ml| + me + 2^-1073
+// (Row::NFastWord's rule), or as x_i - mh in binary64 (NError()).
 struct RowOperands {
-  double mh = 0.0, n_err = 0.0;
-  double rh = 0.0, r_err = 0.0;
+  bool layer = true;
+  double mh = 0.0, ml = 0.0, me = 0.0;
+  double rh = 0.0, rl = 0.0, re = 0.0;
 };
+
+// n = x - mu as a double-word with its bound (the rule above).
+Edd NWord(double x, const RowOperands& op);
 
 // Where the loops write: the rounded value, the binary64 value (the exact
 // one to 2p bits) and whether the element was decided (1) or not (0).
@@ -41,6 +48,29 @@ struct Decisions {
 // gamma and beta hold d values (ones and zeros when the problem has none).
 void DecideForwardRow(const double* x, const double* gamma, const double* beta, std::int64_t d,
                       const RowOperands& op, FloatFormat f, double* xhat, Decisions out);
+
+// The backward's row sums, g_i = dy_i gamma_i: sum g (Sum2) and sum g n_i
+// (Dot2 of the split g with the double-word n), with what their bounds need
+// (oracle.cc, PrepareFastBackward). finite is false when a product or a sum
+// overflows.
+struct BackwardSums {
+  double s_hi = 0.0, s_lo = 0.0, s_abs = 0.0;
+  double t_hi = 0.0, t_lo = 0.0, t_abs = 0.0;
+  double n_err = 0.0;  // sum |g_i| err(n_i)
+  bool finite = true;
+};
+BackwardSums SumBackwardRow(const double* x, const double* dy, const double* gamma, std::int64_t d,
+                            const RowOperands& op);
+
+// dgamma's running double-words, one per column: acc_j += dy_j (n_j r) in
+// double-word arithmetic (Edd: AddEdd, MulEdd), a row at a time.
+struct ColumnSums {
+  double* hi;
+  double* lo;
+  double* e;
+};
+void AddDgammaRow(const double* x, const double* dy, std::int64_t d, const RowOperands& op,
+                  ColumnSums acc);
 
 // dx_i = r (dy_i gamma_i - a - (x_i - mu) bq), with a within a_err of ah and
 // bq = b / q within bq_err of bqh.

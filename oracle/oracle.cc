@@ -279,29 +279,26 @@ class Row {
     return fast_ok_;
   }
   const oracle_internal::Edd& r_word() const { return r_w_; }
-  // The operands of the vectorized loops (fast_rows.h), after PrepareFast():
-  // the exact mean's double-double is within 2u |mu_l| (+ an underflow) of it.
+  // The operands of the vectorized loops (fast_rows.h), after PrepareFast().
   oracle_internal::RowOperands Operands() const {
     oracle_internal::RowOperands op;
+    op.layer = layer_;
     if (layer_) {
       op.mh = mu_h_;
-      op.n_err = std::fabs(mu_l_) * (1 + 2 * kU) + mu_e_ + kTiny;
+      op.ml = mu_l_;
+      op.me = mu_e_;
     }
     op.rh = r_w_.hi;
-    op.r_err = std::fabs(r_w_.lo) + r_w_.e;
+    op.rl = r_w_.lo;
+    op.re = r_w_.e;
     return op;
   }
 
-  // n_i as a double-word s + c: x_i - mu_h exactly (TwoSum), then - mu_l;
-  // mu_e bounds |mu - (mu_h + mu_l)| (0 for the exact mean's double-double,
+  // n_i as a double-word s + c: x_i - mu_h exactly (TwoSum), then - mu_l,
+  // within fast_rows.h's bound (mu_e is 0 for the exact mean's double-double,
   // whose rounding u |mu_l| covers).
   oracle_internal::Edd NFastWord(std::int64_t i) const {
-    if (!layer_) return {x_[i], 0.0, 0.0};
-    double s, t;
-    oracle_internal::TwoSum(x_[i], -mu_h_, &s, &t);
-    if (!std::isfinite(s)) return {s, 0.0, HUGE_VAL};
-    const double c = t - mu_l_;
-    return {s, c, kU * std::fabs(c) + kU * std::fabs(mu_l_) + mu_e_ + 2 * kTiny};
+    return oracle_internal::NWord(x_[i], Operands());
   }
 
  private:
@@ -634,37 +631,16 @@ inline double Gamma(double n) { return n * kU / (1.0 - n * kU); }
 
 template <class B>
 FastBackwardRow PrepareFastBackward(Row<B>& row, const OracleProblem& p, const double* dy,
-                                    bool layer) {
+                                    const double* gamma, bool layer) {
   using oracle_internal::Edd;
   FastBackwardRow fb;
-  double s_hi = 0.0, s_lo = 0.0, s_abs = 0.0;  // Sum2 of g
-  double t_hi = 0.0, t_lo = 0.0, t_abs = 0.0;  // Dot2 of g and n
-  double n_err = 0.0;                          // sum |g| err(n_i)
-  for (std::int64_t i = 0; i < p.d; ++i) {
-    const double gam = ParamD(p.gamma, i, 1.0);
-    const double gh = dy[i] * gam;
-    // An overflowing product has no error-free split (gl would be infinite):
-    // the row goes to the exact path instead of relying on NaNs propagating.
-    if (!std::isfinite(gh)) return fb;
-    const double gl = std::fma(dy[i], gam, -gh);
-    double sum, err;
-    oracle_internal::TwoSum(s_hi, gh, &sum, &err);
-    s_hi = sum;
-    s_lo += err + gl;
-    s_abs += std::fabs(gh) + std::fabs(gl);
-    const Edd n = row.NFastWord(i);
-    for (double part : {gh, gl}) {
-      for (double m : {n.hi, n.lo}) {
-        const double ph = part * m;
-        const double pl = std::fma(part, m, -ph);
-        oracle_internal::TwoSum(t_hi, ph, &sum, &err);
-        t_hi = sum;
-        t_lo += err + pl;
-        t_abs += std::fabs(ph) + std::fabs(pl);
-      }
-    }
-    n_err += (std::fabs(gh) + std::fabs(gl)) * n.e;
-  }
+  // An overflowing product has no error-free split: the row then goes to the
+  // exact path instead of relying on NaNs propagating.
+  const oracle_internal::BackwardSums sums =
+      oracle_internal::SumBackwardRow(row.x(), dy, gamma, p.d, row.Operands());
+  if (!sums.finite) return fb;
+  const double s_hi = sums.s_hi, s_lo = sums.s_lo, s_abs = sums.s_abs;
+  const double t_hi = sums.t_hi, t_lo = sums.t_lo, t_abs = sums.t_abs, n_err = sums.n_err;
   const double terms = 8.0 * static_cast<double>(p.d) + 2.0;
   const double g2 = Gamma(terms) * Gamma(terms);
   const double dd = static_cast<double>(p.d);
@@ -877,28 +853,47 @@ ExactValue DgammaExact(std::vector<Row<B>>& rows, std::vector<int>& group,
 }
 
 // dgamma_j = sum over the finite rows of dy n r (rows with r = +0 add
-// nothing): in binary64 with error bounds first, else on the exact path.
+// nothing) in double-words, summed a row at a time over every column
+// (fast_rows.h, AddDgammaRow; rows in order, so each column's sum is the
+// same sequence of operations as a column at a time). Empty when the fast
+// path is off or a row has no fast operands.
+struct DgammaSums {
+  std::vector<double> hi, lo, e;
+  bool ok = false;
+};
+
+template <class B>
+DgammaSums SumDgammaFast(std::vector<Row<B>>& rows, const OracleProblem& p,
+                         const OracleOptions& o) {
+  DgammaSums sums;
+  if (!o.fast_path || p.param_format.precision > 26) return sums;
+  for (auto& row : rows) {
+    if (!row.finite() || row.q_kind() == QKind::kPosInf) continue;
+    if (!row.PrepareFast()) return sums;
+  }
+  sums.hi.assign(p.d, 0.0);
+  sums.lo.assign(p.d, 0.0);
+  sums.e.assign(p.d, 0.0);
+  for (std::int64_t r = 0; r < p.rows; ++r) {
+    if (!rows[r].finite() || rows[r].q_kind() == QKind::kPosInf) continue;
+    oracle_internal::AddDgammaRow(rows[r].x(), p.dy.data() + r * p.d, p.d, rows[r].Operands(),
+                                  {sums.hi.data(), sums.lo.data(), sums.e.data()});
+  }
+  sums.ok = true;
+  return sums;
+}
+
+// dgamma_j of finite rows: the fast sum's decision, else the exact path.
 template <class B>
 ExactValue DgammaOfFiniteRows(std::vector<Row<B>>& rows, std::vector<int>& group,
                               std::vector<std::int64_t>& leaders, SquareClasses<B>& classes,
-                              const OracleProblem& p, std::int64_t j, const OracleOptions& o,
-                              OracleBackwardResult* res) {
-  if (o.fast_path && p.param_format.precision <= 26) {
-    using oracle_internal::Edd;
-    Edd acc{0.0, 0.0, 0.0};
-    bool ok = true;
-    for (std::int64_t r = 0; r < p.rows && ok; ++r) {
-      if (!rows[r].finite() || rows[r].q_kind() == QKind::kPosInf) continue;
-      if (!rows[r].PrepareFast()) {
-        ok = false;
-        break;
-      }
-      const Edd xh = oracle_internal::MulEdd(rows[r].NFastWord(j), rows[r].r_word());
-      acc = oracle_internal::AddEdd(acc,
-                                    oracle_internal::MulEdd(Edd{p.dy[r * p.d + j], 0.0, 0.0}, xh));
-    }
-    ExactValue v;
-    if (ok && oracle_internal::DecideFast(oracle_internal::ToEd(acc), p.param_format, &v)) return v;
+                              const DgammaSums& fast, const OracleProblem& p, std::int64_t j,
+                              const OracleOptions& o, OracleBackwardResult* res) {
+  ExactValue v;
+  if (fast.ok &&
+      oracle_internal::DecideFast(oracle_internal::ToEd({fast.hi[j], fast.lo[j], fast.e[j]}),
+                                  p.param_format, &v)) {
+    return v;
   }
   ++res->slow_path;
   return DgammaExact<B>(rows, group, leaders, classes, p, j, o, &res->undecided);
@@ -909,7 +904,7 @@ ExactValue DgammaOfFiniteRows(std::vector<Row<B>>& rows, std::vector<int>& group
 // path first and the exact path behind it.
 template <class B>
 void DxOfRow(Row<B>& row, const OracleProblem& p, std::int64_t row_i, const OracleOptions& o,
-             OracleBackwardResult* res) {
+             RowScratch& scratch, OracleBackwardResult* res) {
   using Int = typename B::Int;
   using R = oracle_internal::Rat<Int>;
   using oracle_internal::Add;
@@ -959,8 +954,17 @@ void DxOfRow(Row<B>& row, const OracleProblem& p, std::int64_t row_i, const Orac
   };
   const bool fast = o.fast_path && p.out_format.precision <= 26 && row.PrepareFast();
   FastBackwardRow fb;
-  if (fast) fb = PrepareFastBackward(row, p, dy, layer);
+  if (fast) fb = PrepareFastBackward(row, p, dy, scratch.Gamma(p), layer);
+  if (fast && fb.ok) {  // the vectorized pass first (fast_rows.h)
+    oracle_internal::DecideBackwardRow(
+        row.x(), dy, scratch.Gamma(p), p.d, row.Operands(), fb.a.hi, std::fabs(fb.a.lo) + fb.a.e,
+        fb.b_over_q.hi, std::fabs(fb.b_over_q.lo) + fb.b_over_q.e, p.out_format, scratch.Out());
+  }
   for (std::int64_t i = 0; i < p.d; ++i) {
+    if (fast && fb.ok && scratch.ok[i]) {
+      dx[i] = ExactValue{scratch.rounded[i], scratch.value[i], 0.0, ValueStatus::kDecided};
+      continue;
+    }
     if (fast && fb.ok) {
       const double gam = ParamD(p.gamma, i, 1.0);
       const double gh = dy[i] * gam;
@@ -1069,15 +1073,17 @@ OracleBackwardResult Backward(const OracleProblem& p, const OracleOptions& o) {
   res.dx.resize(p.rows * p.d);
   std::vector<Row<B>> rows;
   rows.reserve(p.rows);
+  RowScratch scratch(p.d);
   for (std::int64_t row_i = 0; row_i < p.rows; ++row_i) {
     rows.emplace_back(p, row_i, o.fast_path);
-    DxOfRow<B>(rows.back(), p, row_i, o, &res);
+    DxOfRow<B>(rows.back(), p, row_i, o, scratch, &res);
   }
   // dbeta_j = sum_rows dy (exact); dgamma_j = sum_rows dy n r, on the exact
   // path grouped by equal q and by square class of q (both on first use).
   std::vector<int> group;
   std::vector<std::int64_t> leaders;
   SquareClasses<B> classes;
+  const DgammaSums fast_dgamma = SumDgammaFast<B>(rows, p, o);
   if (layer) res.dbeta.resize(p.d);
   res.dgamma.resize(p.d);
   for (std::int64_t j = 0; j < p.d; ++j) {
@@ -1092,7 +1098,8 @@ OracleBackwardResult Backward(const OracleProblem& p, const OracleOptions& o) {
       res.dgamma[j] = ByTable(0.0, true);
       continue;
     }
-    res.dgamma[j] = DgammaOfFiniteRows<B>(rows, group, leaders, classes, p, j, o, &res);
+    res.dgamma[j] =
+        DgammaOfFiniteRows<B>(rows, group, leaders, classes, fast_dgamma, p, j, o, &res);
     res.dgamma[j].nan_accepted = cs.nan_accepted_g;
   }
   return res;

@@ -6,6 +6,8 @@
 #include <cmath>
 
 #include "oracle/fast_path.h"
+#include "oracle/isa.h"
+#include "oracle/lanes.h"
 
 namespace lnv::oracle_internal {
 namespace {
@@ -108,32 +110,46 @@ double TwoToMinus2p(FloatFormat f) {
                                                            const double* __restrict dy,
                                                            const double* __restrict gamma,
                                                            std::int64_t d, const RowOperands& op) {
-  BackwardSums b;
-  for (std::int64_t i = 0; i < d; ++i) {
+  double sh[kLanes] = {}, sl[kLanes] = {}, sa[kLanes] = {};  // Sum2 of g
+  double th[kLanes] = {}, tl[kLanes] = {}, ta[kLanes] = {};  // Dot2 of g and n
+  double ne[kLanes] = {};                                    // sum |g| err(n)
+  ForEachInLanes(d, [&](int k, std::int64_t i) {
     const double gh = dy[i] * gamma[i];
     const double gl = std::fma(dy[i], gamma[i], -gh);
     double sum, err;
-    TwoSum(b.s_hi, gh, &sum, &err);
-    b.s_hi = sum;
-    b.s_lo += err + gl;
-    b.s_abs += std::fabs(gh) + std::fabs(gl);
+    TwoSum(sh[k], gh, &sum, &err);
+    sh[k] = sum;
+    sl[k] += err + gl;
+    sa[k] += std::fabs(gh) + std::fabs(gl);
     const Edd n = NWordOf(x[i], op);
-    for (double part : {gh, gl}) {
-      for (double m : {n.hi, n.lo}) {
+    const double parts[2] = {gh, gl}, words[2] = {n.hi, n.lo};
+    for (double part : parts) {
+      for (double m : words) {
         const double ph = part * m;
         const double pl = std::fma(part, m, -ph);
-        TwoSum(b.t_hi, ph, &sum, &err);
-        b.t_hi = sum;
-        b.t_lo += err + pl;
-        b.t_abs += std::fabs(ph) + std::fabs(pl);
+        TwoSum(th[k], ph, &sum, &err);
+        th[k] = sum;
+        tl[k] += err + pl;
+        ta[k] += std::fabs(ph) + std::fabs(pl);
       }
     }
-    b.n_err += (std::fabs(gh) + std::fabs(gl)) * n.e;
-  }
+    ne[k] += (std::fabs(gh) + std::fabs(gl)) * n.e;
+  });
+  BackwardSums b;
+  const Edd s = MergeLanes(sh, sl), t = MergeLanes(th, tl);
+  b.s_hi = s.hi;
+  b.s_lo = s.lo;
+  b.s_merge = s.e;
+  b.s_abs = SumLanes(sa);
+  b.t_hi = t.hi;
+  b.t_lo = t.lo;
+  b.t_merge = t.e;
+  b.t_abs = SumLanes(ta);
+  b.n_err = SumLanes(ne);
   // An overflowing product has no error-free split (gl is then not finite).
   b.finite = std::isfinite(b.s_hi) && std::isfinite(b.s_lo) && std::isfinite(b.t_hi) &&
              std::isfinite(b.t_lo) && std::isfinite(b.s_abs) && std::isfinite(b.t_abs) &&
-             std::isfinite(b.n_err);
+             std::isfinite(b.n_err) && std::isfinite(b.s_merge) && std::isfinite(b.t_merge);
   return b;
 }
 
@@ -151,87 +167,46 @@ double TwoToMinus2p(FloatFormat f) {
   }
 }
 
-#define LNV_FAST_ROWS_VERSION(suffix, attr)                                                       \
-  attr void Forward##suffix(const double* x, const double* gamma, const double* beta,             \
-                            std::int64_t d, const RowOperands& op, FloatFormat f, double* xhat,   \
-                            Decisions out) {                                                      \
-    ForwardBody(x, gamma, beta, d, op, f, xhat, out.rounded, out.value, out.ok);                  \
-  }                                                                                               \
-  attr void Backward##suffix(const double* x, const double* dy, const double* gamma,              \
-                             std::int64_t d, const RowOperands& op, double ah, double a_err,      \
-                             double bqh, double bq_err, FloatFormat f, Decisions out) {           \
-    BackwardBody(x, dy, gamma, d, op, ah, a_err, bqh, bq_err, f, out.rounded, out.value, out.ok); \
-  }                                                                                               \
-  attr BackwardSums Sums##suffix(const double* x, const double* dy, const double* gamma,          \
-                                 std::int64_t d, const RowOperands& op) {                         \
-    return SumBackwardBody(x, dy, gamma, d, op);                                                  \
-  }                                                                                               \
-  attr void Dgamma##suffix(const double* x, const double* dy, std::int64_t d,                     \
-                           const RowOperands& op, ColumnSums acc) {                               \
-    DgammaRowBody(x, dy, d, op, acc.hi, acc.lo, acc.e);                                           \
-  }
-
-LNV_FAST_ROWS_VERSION(Baseline, )
-#if defined(__x86_64__)
-LNV_FAST_ROWS_VERSION(Avx2, __attribute__((target("avx2,fma"))))
-LNV_FAST_ROWS_VERSION(Avx512, __attribute__((target("avx512f,avx512dq,avx512vl,avx2,fma"))))
-#endif
-#undef LNV_FAST_ROWS_VERSION
-
-enum class Isa { kBaseline, kAvx2, kAvx512 };
-
-Isa DetectIsa() {
-#if defined(__x86_64__)
-  __builtin_cpu_init();
-  if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq") &&
-      __builtin_cpu_supports("avx512vl")) {
-    return Isa::kAvx512;
-  }
-  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return Isa::kAvx2;
-#endif
-  return Isa::kBaseline;
-}
-
-const Isa kIsa = DetectIsa();
+LNV_ISA_VERSIONS(void, Forward,
+                 (const double* x, const double* gamma, const double* beta, std::int64_t d,
+                  const RowOperands& op, FloatFormat f, double* xhat, Decisions out),
+                 ForwardBody(x, gamma, beta, d, op, f, xhat, out.rounded, out.value, out.ok))
+LNV_ISA_VERSIONS(void, Backward,
+                 (const double* x, const double* dy, const double* gamma, std::int64_t d,
+                  const RowOperands& op, double ah, double a_err, double bqh, double bq_err,
+                  FloatFormat f, Decisions out),
+                 BackwardBody(x, dy, gamma, d, op, ah, a_err, bqh, bq_err, f, out.rounded,
+                              out.value, out.ok))
+LNV_ISA_VERSIONS(BackwardSums, Sums,
+                 (const double* x, const double* dy, const double* gamma, std::int64_t d,
+                  const RowOperands& op),
+                 SumBackwardBody(x, dy, gamma, d, op))
+LNV_ISA_VERSIONS(void, Dgamma,
+                 (const double* x, const double* dy, std::int64_t d, const RowOperands& op,
+                  ColumnSums acc),
+                 DgammaRowBody(x, dy, d, op, acc.hi, acc.lo, acc.e))
 
 }  // namespace
 
 void DecideForwardRow(const double* x, const double* gamma, const double* beta, std::int64_t d,
                       const RowOperands& op, FloatFormat f, double* xhat, Decisions out) {
-#if defined(__x86_64__)
-  if (kIsa == Isa::kAvx512) return ForwardAvx512(x, gamma, beta, d, op, f, xhat, out);
-  if (kIsa == Isa::kAvx2) return ForwardAvx2(x, gamma, beta, d, op, f, xhat, out);
-#endif
-  ForwardBaseline(x, gamma, beta, d, op, f, xhat, out);
+  LNV_ISA_CALL(Forward, x, gamma, beta, d, op, f, xhat, out);
 }
 
 void DecideBackwardRow(const double* x, const double* dy, const double* gamma, std::int64_t d,
                        const RowOperands& op, double ah, double a_err, double bqh, double bq_err,
                        FloatFormat f, Decisions out) {
-#if defined(__x86_64__)
-  if (kIsa == Isa::kAvx512)
-    return BackwardAvx512(x, dy, gamma, d, op, ah, a_err, bqh, bq_err, f, out);
-  if (kIsa == Isa::kAvx2) return BackwardAvx2(x, dy, gamma, d, op, ah, a_err, bqh, bq_err, f, out);
-#endif
-  BackwardBaseline(x, dy, gamma, d, op, ah, a_err, bqh, bq_err, f, out);
+  LNV_ISA_CALL(Backward, x, dy, gamma, d, op, ah, a_err, bqh, bq_err, f, out);
 }
 
 BackwardSums SumBackwardRow(const double* x, const double* dy, const double* gamma, std::int64_t d,
                             const RowOperands& op) {
-#if defined(__x86_64__)
-  if (kIsa == Isa::kAvx512) return SumsAvx512(x, dy, gamma, d, op);
-  if (kIsa == Isa::kAvx2) return SumsAvx2(x, dy, gamma, d, op);
-#endif
-  return SumsBaseline(x, dy, gamma, d, op);
+  return LNV_ISA_CALL(Sums, x, dy, gamma, d, op);
 }
 
 void AddDgammaRow(const double* x, const double* dy, std::int64_t d, const RowOperands& op,
                   ColumnSums acc) {
-#if defined(__x86_64__)
-  if (kIsa == Isa::kAvx512) return DgammaAvx512(x, dy, d, op, acc);
-  if (kIsa == Isa::kAvx2) return DgammaAvx2(x, dy, d, op, acc);
-#endif
-  DgammaBaseline(x, dy, d, op, acc);
+  LNV_ISA_CALL(Dgamma, x, dy, d, op, acc);
 }
 
 Edd NWord(double x, const RowOperands& op) { return NWordOf(x, op); }

@@ -50,12 +50,13 @@ void DecideForwardRow(const double* x, const double* gamma, const double* beta, 
                       const RowOperands& op, FloatFormat f, double* xhat, Decisions out);
 
 // The backward's row sums, g_i = dy_i gamma_i: sum g (Sum2) and sum g n_i
-// (Dot2 of the split g with the double-word n), with what their bounds need
-// (oracle.cc, PrepareFastBackward). finite is false when a product or a sum
-// overflows.
+// (Dot2 of the split g with the double-word n), each in kLanes chains
+// (lanes.h), with what their bounds need (oracle.cc, PrepareFastBackward):
+// the sums of |terms| and the error of merging the chains. finite is false
+// when a product or a sum overflows.
 struct BackwardSums {
-  double s_hi = 0.0, s_lo = 0.0, s_abs = 0.0;
-  double t_hi = 0.0, t_lo = 0.0, t_abs = 0.0;
+  double s_hi = 0.0, s_lo = 0.0, s_abs = 0.0, s_merge = 0.0;
+  double t_hi = 0.0, t_lo = 0.0, t_abs = 0.0, t_merge = 0.0;
   double n_err = 0.0;  // sum |g_i| err(n_i)
   bool finite = true;
 };

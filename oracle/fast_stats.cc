@@ -3,55 +3,75 @@
 
 #include <cmath>
 
+#include "oracle/isa.h"
+#include "oracle/lanes.h"
+
 namespace lnv::oracle_internal {
 namespace {
 
-// Sum2's running state: hi + lo, and the sum of |terms| for its bound.
-struct Sum2 {
-  double hi = 0.0, lo = 0.0, abs = 0.0;
-  void Add(double v) {
-    double s, t;
-    TwoSum(hi, v, &s, &t);
-    hi = s;
-    lo += t;
-    abs += std::fabs(v);
-  }
-  // Ogita, Rump & Oishi Prop. 4.5 for n terms; the factor 2 covers the
-  // rounding of `abs` itself (it is within gamma_n of the exact sum).
-  Edd Result(double n) const {
-    double h, l;
-    TwoSum(hi, lo, &h, &l);
-    return {h, l, 2 * GammaN(n) * GammaN(n) * abs};
-  }
+// Sum2 of x and of |x|, in kLanes chains each (lanes.h). Ogita, Rump &
+// Oishi Prop. 4.5 bounds each chain by gamma_n^2 times its sum of |terms|,
+// doubled for the rounding of that sum; the merge adds its own bound.
+struct FirstPass {
+  Edd sum, abs_sum;
 };
 
-// S = sum (x_i - m)^2 as a double-word (m = 0 for RMSNorm), see fast_stats.h.
-// Bound: the TwoSum chain of p_i is exact; the recursive sum of its errors,
-// e_i and c_i (3n terms) is within gamma_3n of the sum of their magnitudes,
-// each c_i within 3u |c_i| of (2 a_i + b_i) b_i, and an underflowing a_i^2
-// leaves e_i wrong by at most 2^-1074 (kTiny) for each of the 2 roundings.
-Edd SumOfSquares(const double* x, std::int64_t d, double m) {
-  double hi = 0.0, lo = 0.0, lo_abs = 0.0, c_abs = 0.0;
-  for (std::int64_t i = 0; i < d; ++i) {
+[[gnu::always_inline]] inline FirstPass FirstPassBody(const double* __restrict x, std::int64_t d) {
+  double h[kLanes] = {}, l[kLanes] = {}, a[kLanes] = {};
+  double ah[kLanes] = {}, al[kLanes] = {};
+  ForEachInLanes(d, [&](int k, std::int64_t i) {
+    double s, t;
+    TwoSum(h[k], x[i], &s, &t);
+    h[k] = s;
+    l[k] += t;
+    const double v = std::fabs(x[i]);
+    a[k] += v;
+    TwoSum(ah[k], v, &s, &t);
+    ah[k] = s;
+    al[k] += t;
+  });
+  const double g2 = GammaN(static_cast<double>(d)) * GammaN(static_cast<double>(d));
+  const double abs_total = SumLanes(a);
+  Edd sum = MergeLanes(h, l), abs_sum = MergeLanes(ah, al);
+  sum.e += 2 * g2 * abs_total;
+  abs_sum.e += 2 * g2 * abs_total;
+  return {sum, abs_sum};
+}
+
+// S = sum (x_i - m)^2 as a double-word (m = 0 for RMSNorm), see fast_stats.h,
+// in kLanes chains. Bound: each chain's TwoSum chain of p_i is exact; the
+// recursive sum of its errors, e_i and c_i (3n terms) is within gamma_3n of
+// the sum of their magnitudes, each c_i within 3u |c_i| of (2 a_i + b_i) b_i
+// (doubled, with the magnitudes, for their own rounding), an underflowing
+// a_i^2 leaves e_i wrong by at most 2^-1074 (kTiny) for each of 2 roundings;
+// the merge adds its own bound.
+[[gnu::always_inline]] inline Edd SumOfSquaresBody(const double* __restrict x, std::int64_t d,
+                                                   double m) {
+  double h[kLanes] = {}, l[kLanes] = {}, la[kLanes] = {}, ca[kLanes] = {};
+  ForEachInLanes(d, [&](int k, std::int64_t i) {
     double a, b;
     TwoSum(x[i], -m, &a, &b);
     const double p = a * a;
     const double e = std::fma(a, a, -p);
     const double c = (2 * a + b) * b;
     double s, t;
-    TwoSum(hi, p, &s, &t);
-    hi = s;
-    lo += t;
-    lo += e;
-    lo += c;
-    lo_abs += std::fabs(t) + std::fabs(e) + std::fabs(c);
-    c_abs += std::fabs(c);
-  }
+    TwoSum(h[k], p, &s, &t);
+    h[k] = s;
+    l[k] += t;
+    l[k] += e;
+    l[k] += c;
+    la[k] += std::fabs(t) + std::fabs(e) + std::fabs(c);
+    ca[k] += std::fabs(c);
+  });
   const double n = static_cast<double>(d);
-  double h, l;
-  TwoSum(hi, lo, &h, &l);
-  return {h, l, 2 * GammaN(3 * n) * lo_abs + 6 * kU * c_abs + 4 * n * kTiny};
+  Edd sum = MergeLanes(h, l);
+  sum.e += 2 * GammaN(3 * n) * SumLanes(la) + 6 * kU * SumLanes(ca) + 4 * n * kTiny;
+  return sum;
 }
+
+LNV_ISA_VERSIONS(FirstPass, First, (const double* x, std::int64_t d), FirstPassBody(x, d))
+LNV_ISA_VERSIONS(Edd, Squares, (const double* x, std::int64_t d, double m),
+                 SumOfSquaresBody(x, d, m))
 
 // 1/d as a double-word: |1/d - (ih + il)| <= 2u^2/d.
 Edd InverseOf(std::int64_t d) {
@@ -86,18 +106,14 @@ bool RecipSqrt(const Edd& q, Edd* r) {
 
 bool ComputeFastStats(const double* x, std::int64_t d, bool layer, double eps, FastStats* out) {
   if (!(eps >= 0.0) || !std::isfinite(eps)) return false;
-  Sum2 sum, abs_sum;
-  for (std::int64_t i = 0; i < d; ++i) {
-    sum.Add(x[i]);
-    abs_sum.Add(std::fabs(x[i]));
-  }
+  const FirstPass first = LNV_ISA_CALL(First, x, d);
   const double n = static_cast<double>(d);
   const Edd inv_d = InverseOf(d);
-  out->mean_abs = MulEdd(abs_sum.Result(n), inv_d);
-  out->mu = layer ? MulEdd(sum.Result(n), inv_d) : Edd{0.0, 0.0, 0.0};
+  out->mean_abs = MulEdd(first.abs_sum, inv_d);
+  out->mu = layer ? MulEdd(first.sum, inv_d) : Edd{0.0, 0.0, 0.0};
   if (!Finite(out->mean_abs) || !Finite(out->mu)) return false;
   const double mh = out->mu.hi, ml = out->mu.lo, em = out->mu.e;
-  Edd s = SumOfSquares(x, d, mh);
+  Edd s = LNV_ISA_CALL(Squares, x, d, mh);
   if (layer) {
     // sum (x_i - mu)^2 = S - d (mu - mh)^2, with mu - mh = ml +- em.
     const double k = n * ml * ml;

@@ -17,6 +17,8 @@
 //   r    = q^(-1/2)                     one Newton step in double-words from
 //        1/sqrt(q_h), then proven: with rho = 1 - q r~^2 enclosed, r~ = r
 //        sqrt(1 - rho), so |r~ - r| <= |rho| r <= 2 |rho| r~ for |rho| <= 1/2.
+// The sums run in kLanes chains (lanes.h) so that they vectorize; each chain
+// keeps the bound above for its own terms, and merging them adds its own.
 // Each result is a double-word hi + lo with a bound e on its distance from the
 // exact value (Edd, fast_path.h). Refused (false): a sum that overflows, q not
 // known positive to 2^-60 relative (eps < 0, or s2 + eps cancels), or r

@@ -620,7 +620,9 @@ double NonFiniteSum(bool any_nan, bool pos_inf, bool neg_inf) {
 // sums are Ogita, Rump & Oishi's Sum2/Dot2 ("Accurate sum and dot product",
 // SIAM J. Sci. Comput. 26(6), 2005, Prop. 4.5 and 5.5), whose unrounded pair
 // (hi, lo) is within gamma_n^2 sum|terms| of the exact sum (the u|s| term of
-// their bound is the final rounding, which we do not do).
+// their bound is the final rounding, which we do not do). They run in
+// kLanes chains (lanes.h), each within that bound for its own terms, and
+// the chains' merge adds its own bound.
 struct FastBackwardRow {
   bool ok = false;
   oracle_internal::Edd a{0.0, 0.0, 0.0};
@@ -651,12 +653,15 @@ FastBackwardRow PrepareFastBackward(Row<B>& row, const OracleProblem& p, const d
   if (layer) {
     double h, l;
     oracle_internal::TwoSum(s_hi, s_lo, &h, &l);  // |s_lo| may exceed |s_hi| after cancellation
-    // Sum2's error, plus one underflowing TwoProduct residual per term.
-    fb.a = MulEdd(Edd{h, l, 2 * g2 * s_abs + kU2 * std::fabs(h) + terms * 2 * kTiny}, inv_d);
+    // Sum2's error in each chain, their merge, and one underflowing
+    // TwoProduct residual per term.
+    fb.a = MulEdd(Edd{h, l, 2 * g2 * s_abs + sums.s_merge + kU2 * std::fabs(h) + terms * 2 * kTiny},
+                  inv_d);
   }
   double th, tl;
   oracle_internal::TwoSum(t_hi, t_lo, &th, &tl);
-  const Edd t{th, tl, 2 * g2 * t_abs + kU2 * std::fabs(th) + n_err + terms * 4 * kTiny};
+  const Edd t{th, tl,
+              2 * g2 * t_abs + sums.t_merge + kU2 * std::fabs(th) + n_err + terms * 4 * kTiny};
   // 1/(d q) = r^2 / d, from the row's r with its bound (no exact q needed).
   const Edd inv_q = MulEdd(row.r_word(), row.r_word());
   if (!std::isfinite(inv_q.hi) || inv_q.hi > 0x1p900 || inv_q.hi < 0x1p-900) return fb;

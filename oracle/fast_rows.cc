@@ -113,7 +113,7 @@ double TwoToMinus2p(FloatFormat f) {
   double sh[kLanes] = {}, sl[kLanes] = {}, sa[kLanes] = {};  // Sum2 of g
   double th[kLanes] = {}, tl[kLanes] = {}, ta[kLanes] = {};  // Dot2 of g and n
   double ne[kLanes] = {};                                    // sum |g| err(n)
-  ForEachInLanes(d, [&](int k, std::int64_t i) {
+  ForEachInLanes(d, [&](int k, std::int64_t i) LNV_ALWAYS_INLINE {
     const double gh = dy[i] * gamma[i];
     const double gl = std::fma(dy[i], gamma[i], -gh);
     double sum, err;
@@ -167,6 +167,19 @@ double TwoToMinus2p(FloatFormat f) {
   }
 }
 
+[[gnu::always_inline]] inline void DbetaRowBody(const double* __restrict dy, std::int64_t d,
+                                                double* __restrict hi, double* __restrict lo,
+                                                double* __restrict e) {
+  for (std::int64_t j = 0; j < d; ++j) {
+    double s, t, s2, r;
+    TwoSum(hi[j], dy[j], &s, &t);
+    TwoSum(lo[j], t, &s2, &r);
+    hi[j] = s;
+    lo[j] = s2;
+    e[j] += std::fabs(r);
+  }
+}
+
 LNV_ISA_VERSIONS(void, Forward,
                  (const double* x, const double* gamma, const double* beta, std::int64_t d,
                   const RowOperands& op, FloatFormat f, double* xhat, Decisions out),
@@ -181,6 +194,8 @@ LNV_ISA_VERSIONS(BackwardSums, Sums,
                  (const double* x, const double* dy, const double* gamma, std::int64_t d,
                   const RowOperands& op),
                  SumBackwardBody(x, dy, gamma, d, op))
+LNV_ISA_VERSIONS(void, Dbeta, (const double* dy, std::int64_t d, ColumnSums acc),
+                 DbetaRowBody(dy, d, acc.hi, acc.lo, acc.e))
 LNV_ISA_VERSIONS(void, Dgamma,
                  (const double* x, const double* dy, std::int64_t d, const RowOperands& op,
                   ColumnSums acc),
@@ -207,6 +222,34 @@ BackwardSums SumBackwardRow(const double* x, const double* dy, const double* gam
 void AddDgammaRow(const double* x, const double* dy, std::int64_t d, const RowOperands& op,
                   ColumnSums acc) {
   LNV_ISA_CALL(Dgamma, x, dy, d, op, acc);
+}
+
+void AddDbetaRow(const double* dy, std::int64_t d, ColumnSums acc) {
+  LNV_ISA_CALL(Dbeta, dy, d, acc);
+}
+
+bool RoundDoubleWord(double h, double l, FloatFormat f, double* out) {
+  double hi, lo;
+  TwoSum(h, l, &hi, &lo);
+  if (hi == 0.0) {  // then lo is 0 too
+    *out = 0.0;
+    return true;
+  }
+  const double m = std::fabs(hi);
+  if (!(m >= 0x1p-1000) || !(m < 0x1p1000)) return false;
+  const double top = Top(f);
+  const double r = RoundMagnitudeTo(m, f.precision, f.emin, top);
+  const bool boundary = r != m && RoundMagnitudeTo(m, f.precision + 1, f.emin, top) == m;
+  if (!boundary || lo == 0.0) {
+    *out = std::copysign(r, hi);
+    return true;
+  }
+  // A midpoint, and the value lies beyond it on lo's side: its neighbour
+  // there (one binary64 step away) is no midpoint, and rounds that way.
+  const bool away = (lo > 0) == (hi > 0);
+  const double step = std::bit_cast<double>(std::bit_cast<std::uint64_t>(m) + (away ? 1 : -1));
+  *out = std::copysign(RoundMagnitudeTo(step, f.precision, f.emin, top), hi);
+  return true;
 }
 
 Edd NWord(double x, const RowOperands& op) { return NWordOf(x, op); }

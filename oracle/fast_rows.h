@@ -73,6 +73,17 @@ struct ColumnSums {
 void AddDgammaRow(const double* x, const double* dy, std::int64_t d, const RowOperands& op,
                   ColumnSums acc);
 
+// dbeta's running sums, one per column, a row at a time: hi by TwoSum, its
+// errors summed by TwoSum into lo, and e the sum of |the second residuals|.
+// The column's exact sum is then within e (1 + gamma_rows) of hi + lo, and
+// is exactly hi + lo when e is 0 (ColumnSums::e holds that sum here).
+void AddDbetaRow(const double* dy, std::int64_t d, ColumnSums acc);
+
+// The exact value h + l rounded into f (p <= 25): round h, unless h is a
+// rounding boundary (a midpoint of f) and l != 0, which then picks the
+// side. False where |h + l| is outside [2^-1000, 2^1000) but not zero.
+bool RoundDoubleWord(double h, double l, FloatFormat f, double* out);
+
 // dx_i = r (dy_i gamma_i - a - (x_i - mu) bq), with a within a_err of ah and
 // bq = b / q within bq_err of bqh.
 void DecideBackwardRow(const double* x, const double* dy, const double* gamma, std::int64_t d,

@@ -19,7 +19,7 @@ struct FirstPass {
 [[gnu::always_inline]] inline FirstPass FirstPassBody(const double* __restrict x, std::int64_t d) {
   double h[kLanes] = {}, l[kLanes] = {}, a[kLanes] = {};
   double ah[kLanes] = {}, al[kLanes] = {};
-  ForEachInLanes(d, [&](int k, std::int64_t i) {
+  ForEachInLanes(d, [&](int k, std::int64_t i) LNV_ALWAYS_INLINE {
     double s, t;
     TwoSum(h[k], x[i], &s, &t);
     h[k] = s;
@@ -48,7 +48,7 @@ struct FirstPass {
 [[gnu::always_inline]] inline Edd SumOfSquaresBody(const double* __restrict x, std::int64_t d,
                                                    double m) {
   double h[kLanes] = {}, l[kLanes] = {}, la[kLanes] = {}, ca[kLanes] = {};
-  ForEachInLanes(d, [&](int k, std::int64_t i) {
+  ForEachInLanes(d, [&](int k, std::int64_t i) LNV_ALWAYS_INLINE {
     double a, b;
     TwoSum(x[i], -m, &a, &b);
     const double p = a * a;

@@ -13,6 +13,11 @@ namespace lnv::oracle_internal {
 
 inline constexpr int kLanes = 8;
 
+// For the lambdas given to ForEachInLanes: a lambda is a function of its
+// own, and the compiler does not otherwise inline it into a caller compiled
+// for another instruction set (isa.h).
+#define LNV_ALWAYS_INLINE __attribute__((always_inline))
+
 // Calls step(k, i) for every i < d, with k the chain of i: blocks of kLanes
 // elements first, then the tail in chain 0. A chain's error bound must hold
 // for any number of its terms up to d.

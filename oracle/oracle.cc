@@ -590,25 +590,6 @@ OracleForwardResult Forward(const OracleProblem& p, const OracleOptions& o) {
   return res;
 }
 
-// dbeta_j = sum over rows of dy by Sum2 (Ogita, Rump & Oishi 2005, Prop. 4.5:
-// the unrounded pair is within gamma_{n-1}^2 sum|dy| of the exact sum).
-bool DbetaFast(const OracleProblem& p, std::int64_t j, ExactValue* out) {
-  double hi = 0.0, lo = 0.0, abs_sum = 0.0;
-  for (std::int64_t r = 0; r < p.rows; ++r) {
-    const double v = p.dy[r * p.d + j];
-    double s, e;
-    oracle_internal::TwoSum(hi, v, &s, &e);
-    if (!std::isfinite(s)) return false;
-    hi = s;
-    lo += e;
-    abs_sum += std::fabs(v);
-  }
-  const double n = static_cast<double>(p.rows);
-  const double g = n * kU / (1.0 - n * kU);
-  const Ed sum = AddEd(ExactEd(hi), Ed{lo, 2 * g * g * abs_sum + 2 * n * kTiny});
-  return oracle_internal::DecideFast(sum, p.param_format, out);
-}
-
 // IEEE sum of terms where at least one is not finite.
 double NonFiniteSum(bool any_nan, bool pos_inf, bool neg_inf) {
   if (any_nan || (pos_inf && neg_inf)) return kNaN;
@@ -862,29 +843,44 @@ ExactValue DgammaExact(std::vector<Row<B>>& rows, std::vector<int>& group,
 // (fast_rows.h, AddDgammaRow; rows in order, so each column's sum is the
 // same sequence of operations as a column at a time). Empty when the fast
 // path is off or a row has no fast operands.
-struct DgammaSums {
+struct FastColumns {
   std::vector<double> hi, lo, e;
   bool ok = false;
+  void Start(std::int64_t d) {
+    hi.assign(d, 0.0);
+    lo.assign(d, 0.0);
+    e.assign(d, 0.0);
+    ok = true;
+  }
+  oracle_internal::ColumnSums View() { return {hi.data(), lo.data(), e.data()}; }
 };
 
 template <class B>
-DgammaSums SumDgammaFast(std::vector<Row<B>>& rows, const OracleProblem& p,
-                         const OracleOptions& o) {
-  DgammaSums sums;
+FastColumns SumDgammaFast(std::vector<Row<B>>& rows, const OracleProblem& p,
+                          const OracleOptions& o) {
+  FastColumns sums;
   if (!o.fast_path || p.param_format.precision > 26) return sums;
   for (auto& row : rows) {
     if (!row.finite() || row.q_kind() == QKind::kPosInf) continue;
     if (!row.PrepareFast()) return sums;
   }
-  sums.hi.assign(p.d, 0.0);
-  sums.lo.assign(p.d, 0.0);
-  sums.e.assign(p.d, 0.0);
+  sums.Start(p.d);
   for (std::int64_t r = 0; r < p.rows; ++r) {
     if (!rows[r].finite() || rows[r].q_kind() == QKind::kPosInf) continue;
     oracle_internal::AddDgammaRow(rows[r].x(), p.dy.data() + r * p.d, p.d, rows[r].Operands(),
-                                  {sums.hi.data(), sums.lo.data(), sums.e.data()});
+                                  sums.View());
   }
-  sums.ok = true;
+  return sums;
+}
+
+// dbeta_j = sum over rows of dy, a row at a time (fast_rows.h, AddDbetaRow).
+FastColumns SumDbetaFast(const OracleProblem& p, const OracleOptions& o) {
+  FastColumns sums;
+  if (!o.fast_path || p.param_format.precision > 26) return sums;
+  sums.Start(p.d);
+  for (std::int64_t r = 0; r < p.rows; ++r) {
+    oracle_internal::AddDbetaRow(p.dy.data() + r * p.d, p.d, sums.View());
+  }
   return sums;
 }
 
@@ -892,7 +888,7 @@ DgammaSums SumDgammaFast(std::vector<Row<B>>& rows, const OracleProblem& p,
 template <class B>
 ExactValue DgammaOfFiniteRows(std::vector<Row<B>>& rows, std::vector<int>& group,
                               std::vector<std::int64_t>& leaders, SquareClasses<B>& classes,
-                              const DgammaSums& fast, const OracleProblem& p, std::int64_t j,
+                              const FastColumns& fast, const OracleProblem& p, std::int64_t j,
                               const OracleOptions& o, OracleBackwardResult* res) {
   ExactValue v;
   if (fast.ok &&
@@ -1056,12 +1052,23 @@ ColumnSpecials ClassifyColumn(const std::vector<Row<B>>& rows, const OracleProbl
 // fast sum first and the exact rational behind it.
 template <class B>
 ExactValue DbetaOfColumn(const OracleProblem& p, std::int64_t j, const ColumnSpecials& cs,
-                         const OracleOptions& o) {
+                         const FastColumns& fast) {
   using R = oracle_internal::Rat<typename B::Int>;
   if (cs.nan_b || cs.pinf_b || cs.ninf_b)
     return Special(NonFiniteSum(cs.nan_b, cs.pinf_b, cs.ninf_b));
   ExactValue v;
-  if (o.fast_path && p.param_format.precision <= 26 && DbetaFast(p, j, &v)) return v;
+  if (fast.ok && fast.e[j] == 0.0 &&
+      oracle_internal::RoundDoubleWord(fast.hi[j], fast.lo[j], p.param_format, &v.rounded)) {
+    // The sum is exactly hi + lo (fast_rows.h): rounded exactly, ties too.
+    oracle_internal::TwoSum(fast.hi[j], fast.lo[j], &v.hi, &v.lo);
+    return v;
+  }
+  // Otherwise within 2e of hi + lo (e (1 + gamma_rows), rounded up).
+  if (fast.ok &&
+      oracle_internal::DecideFast(oracle_internal::ToEd({fast.hi[j], fast.lo[j], 2 * fast.e[j]}),
+                                  p.param_format, &v)) {
+    return v;
+  }
   R sum_dy;
   for (std::int64_t r = 0; r < p.rows; ++r) {
     sum_dy = oracle_internal::Add(sum_dy,
@@ -1088,12 +1095,13 @@ OracleBackwardResult Backward(const OracleProblem& p, const OracleOptions& o) {
   std::vector<int> group;
   std::vector<std::int64_t> leaders;
   SquareClasses<B> classes;
-  const DgammaSums fast_dgamma = SumDgammaFast<B>(rows, p, o);
+  const FastColumns fast_dgamma = SumDgammaFast<B>(rows, p, o);
+  const FastColumns fast_dbeta = layer ? SumDbetaFast(p, o) : FastColumns{};
   if (layer) res.dbeta.resize(p.d);
   res.dgamma.resize(p.d);
   for (std::int64_t j = 0; j < p.d; ++j) {
     const ColumnSpecials cs = ClassifyColumn<B>(rows, p, j);
-    if (layer) res.dbeta[j] = DbetaOfColumn<B>(p, j, cs, o);
+    if (layer) res.dbeta[j] = DbetaOfColumn<B>(p, j, cs, fast_dbeta);
     if (cs.nan_g || cs.pinf_g || cs.ninf_g) {
       res.dgamma[j] =
           cs.table_nan_g ? ByTable(kNaN) : Special(NonFiniteSum(cs.nan_g, cs.pinf_g, cs.ninf_g));

@@ -1,5 +1,6 @@
 // The two backends (cpp_int + integer sqrt, GMP + MPFR) must agree bit for bit,
-// on the exact path, and the fast path must agree with both.
+// on the exact path, and the fast path must agree with both: every output,
+// and the row statistics the bounds read (nearest doubles, whichever path).
 #include <gtest/gtest.h>
 
 #include <cfloat>
@@ -137,6 +138,11 @@ TEST(OracleBackends, AgreeBitForBitOnTenThousandMixedRows) {
     ExpectSame(a.y, c.y, "y fast", d, false);
     ExpectSame(a.rstd, c.rstd, "rstd fast", d, false);
     ExpectSame(a.mean, c.mean, "mean fast", d, false);
+    for (std::size_t r = 0; r < a.stats.size(); ++r) {  // the bounds' inputs: nearest doubles
+      ASSERT_TRUE(SameBits(a.stats[r].mean, c.stats[r].mean)) << "stats mean d=" << d;
+      ASSERT_TRUE(SameBits(a.stats[r].var, c.stats[r].var)) << "stats var d=" << d;
+      ASSERT_TRUE(SameBits(a.stats[r].mean_abs, c.stats[r].mean_abs)) << "stats mean_abs d=" << d;
+    }
     if (batch % 4 == 0) {  // the backward is costlier: every fourth batch
       auto ga = OracleBackward(p, boost_exact);
       auto gb = OracleBackward(p, mpfr_exact);
@@ -146,6 +152,7 @@ TEST(OracleBackends, AgreeBitForBitOnTenThousandMixedRows) {
       ExpectSame(ga.dbeta, gb.dbeta, "dbeta", d, true);
       ExpectSame(ga.dx, gc.dx, "dx fast", d, false);
       ExpectSame(ga.dgamma, gc.dgamma, "dgamma fast", d, false);
+      ExpectSame(ga.dbeta, gc.dbeta, "dbeta fast", d, false);
     }
     if (HasFatalFailure()) return;
     rows_checked += rows;

@@ -46,6 +46,25 @@ ExactValue ByTable(double v, bool nan_accepted = false) {
   return e;
 }
 
+// OracleOptions::recheck_every: every n-th fast decision is decided again by
+// `exact` (the exact path), and a different rounding is counted.
+struct Recheck {
+  std::int64_t every = 0, seen = 0;
+  std::int64_t* rechecked;
+  std::int64_t* disagreements;
+
+  template <class Exact>
+  void Maybe(const ExactValue& fast, Exact exact) {
+    if (every <= 0 || ++seen % every != 0) return;
+    const ExactValue e = exact();
+    ++*rechecked;
+    if (e.status == ValueStatus::kDecided &&
+        std::bit_cast<std::uint64_t>(e.rounded) != std::bit_cast<std::uint64_t>(fast.rounded)) {
+      ++*disagreements;
+    }
+  }
+};
+
 // Working precision of the first Ziv step: 2p bits for the exact value plus
 // guard bits so that most elements decide at once.
 int StartBits(FloatFormat f) { return 2 * f.precision + 40; }
@@ -213,11 +232,13 @@ class Row {
     EnsureExact();
     return mean_abs_;
   }
-  // The mean (LayerNorm) correctly rounded into f.
-  ExactValue MeanValue(FloatFormat f) const {
-    ExactValue v;
-    if (fast_stats_ && oracle_internal::DecideFast(oracle_internal::ToEd(fs_.mu), f, &v)) return v;
-    return FromRational(mu(), f);
+  // The mean (LayerNorm) correctly rounded into f; true when the fast
+  // statistics decided it.
+  bool MeanValue(FloatFormat f, ExactValue* v) const {
+    if (fast_stats_ && oracle_internal::DecideFast(oracle_internal::ToEd(fs_.mu), f, v))
+      return true;
+    *v = FromRational(mu(), f);
+    return false;
   }
 
   // n_i = x_i - mu (LayerNorm) or x_i (RMSNorm), exactly: N_i / dn * 2^lo.
@@ -500,6 +521,7 @@ OracleForwardResult Forward(const OracleProblem& p, const OracleOptions& o) {
   if (layer) res.mean.resize(p.rows);
   const bool try_fast = o.fast_path && p.out_format.precision <= 26;
   RowScratch scratch(p.d);
+  Recheck recheck{o.recheck_every, 0, &res.rechecked, &res.recheck_disagreements};
   for (std::int64_t row_i = 0; row_i < p.rows; ++row_i) {
     Row<B> row(p, row_i, o.fast_path);
     RowStats& st = res.stats[row_i];
@@ -515,7 +537,9 @@ OracleForwardResult Forward(const OracleProblem& p, const OracleOptions& o) {
     st.mean = layer ? row.MeanDouble() : 0.0;
     st.var = row.VarDouble();
     st.mean_abs = row.MeanAbsDouble();
-    if (layer) res.mean[row_i] = row.MeanValue(p.stat_format);
+    if (layer && row.MeanValue(p.stat_format, &res.mean[row_i])) {
+      recheck.Maybe(res.mean[row_i], [&] { return FromRational(row.mu(), p.stat_format); });
+    }
     if (row.q_kind() != QKind::kPositive) {
       // r is NaN (q < 0 or NaN), +inf (q = 0) or 0 (q = +inf): IEEE on the formula.
       const double r = row.q_kind() == QKind::kZero     ? HUGE_VAL
@@ -534,11 +558,15 @@ OracleForwardResult Forward(const OracleProblem& p, const OracleOptions& o) {
       continue;
     }
     const bool fast = try_fast && row.PrepareFast();
-    if (!(o.fast_path && row.PrepareFast() &&
-          oracle_internal::DecideFast(oracle_internal::ToEd(row.r_word()), p.stat_format,
-                                      &res.rstd[row_i]))) {
-      res.rstd[row_i] =
-          EvalAffine<B>(row, R{}, R{Int(1), Int(1), 0}, p.stat_format, o, &res.undecided);
+    const auto exact_rstd = [&] {
+      return EvalAffine<B>(row, R{}, R{Int(1), Int(1), 0}, p.stat_format, o, &res.undecided);
+    };
+    if (o.fast_path && row.PrepareFast() &&
+        oracle_internal::DecideFast(oracle_internal::ToEd(row.r_word()), p.stat_format,
+                                    &res.rstd[row_i])) {
+      recheck.Maybe(res.rstd[row_i], exact_rstd);
+    } else {
+      res.rstd[row_i] = exact_rstd();
     }
     st.rstd = row.PrepareFast() ? row.r_word().hi + row.r_word().lo : res.rstd[row_i].hi;
     // xhat_i, a by-product for the bounds (not an oracle output): the fast
@@ -558,9 +586,14 @@ OracleForwardResult Forward(const OracleProblem& p, const OracleOptions& o) {
                                         scratch.Beta(beta), p.d, row.Operands(), p.out_format, xhat,
                                         scratch.Out());
     }
+    const auto exact_y = [&](std::int64_t i) {
+      const R P = oracle_internal::Mul(Param<Int>(p.gamma, i, 1.0), row.N(i));
+      return EvalAffine<B>(row, Param<Int>(beta, i, 0.0), P, p.out_format, o, &res.undecided);
+    };
     for (std::int64_t i = 0; i < p.d; ++i) {
       if (fast && scratch.ok[i]) {
         y[i] = ExactValue{scratch.rounded[i], scratch.value[i], 0.0, ValueStatus::kDecided};
+        recheck.Maybe(y[i], [&] { return exact_y(i); });
         continue;
       }
       const double g = ParamD(p.gamma, i, 1.0);
@@ -579,11 +612,13 @@ OracleForwardResult Forward(const OracleProblem& p, const OracleOptions& o) {
         // y = beta + gamma xhat in double-words, for sums that cancel.
         const Edd yv = oracle_internal::AddEdd(Edd{b, 0.0, 0.0},
                                                oracle_internal::MulEdd(Edd{g, 0.0, 0.0}, xh));
-        if (oracle_internal::DecideFast(oracle_internal::ToEd(yv), p.out_format, &y[i])) continue;
+        if (oracle_internal::DecideFast(oracle_internal::ToEd(yv), p.out_format, &y[i])) {
+          recheck.Maybe(y[i], [&] { return exact_y(i); });
+          continue;
+        }
       }
       ++res.slow_path;
-      const R P = oracle_internal::Mul(Param<Int>(p.gamma, i, 1.0), row.N(i));
-      y[i] = EvalAffine<B>(row, Param<Int>(beta, i, 0.0), P, p.out_format, o, &res.undecided);
+      y[i] = exact_y(i);
       if (!fast) xhat[i] = xhat_of(i);
     }
   }
@@ -889,11 +924,13 @@ template <class B>
 ExactValue DgammaOfFiniteRows(std::vector<Row<B>>& rows, std::vector<int>& group,
                               std::vector<std::int64_t>& leaders, SquareClasses<B>& classes,
                               const FastColumns& fast, const OracleProblem& p, std::int64_t j,
-                              const OracleOptions& o, OracleBackwardResult* res) {
+                              const OracleOptions& o, Recheck& recheck, OracleBackwardResult* res) {
   ExactValue v;
   if (fast.ok &&
       oracle_internal::DecideFast(oracle_internal::ToEd({fast.hi[j], fast.lo[j], fast.e[j]}),
                                   p.param_format, &v)) {
+    recheck.Maybe(
+        v, [&] { return DgammaExact<B>(rows, group, leaders, classes, p, j, o, &res->undecided); });
     return v;
   }
   ++res->slow_path;
@@ -905,7 +942,7 @@ ExactValue DgammaOfFiniteRows(std::vector<Row<B>>& rows, std::vector<int>& group
 // path first and the exact path behind it.
 template <class B>
 void DxOfRow(Row<B>& row, const OracleProblem& p, std::int64_t row_i, const OracleOptions& o,
-             RowScratch& scratch, OracleBackwardResult* res) {
+             RowScratch& scratch, Recheck& recheck, OracleBackwardResult* res) {
   using Int = typename B::Int;
   using R = oracle_internal::Rat<Int>;
   using oracle_internal::Add;
@@ -961,9 +998,15 @@ void DxOfRow(Row<B>& row, const OracleProblem& p, std::int64_t row_i, const Orac
         row.x(), dy, scratch.Gamma(p), p.d, row.Operands(), fb.a.hi, std::fabs(fb.a.lo) + fb.a.e,
         fb.b_over_q.hi, std::fabs(fb.b_over_q.lo) + fb.b_over_q.e, p.out_format, scratch.Out());
   }
+  const auto exact_dx = [&](std::int64_t i) {
+    ensure_exact();
+    const R c = Sub(Sub(g[i], a), Mul(row.N(i), b_over_q));
+    return EvalAffine<B>(row, R{}, c, p.out_format, o, &res->undecided);
+  };
   for (std::int64_t i = 0; i < p.d; ++i) {
     if (fast && fb.ok && scratch.ok[i]) {
       dx[i] = ExactValue{scratch.rounded[i], scratch.value[i], 0.0, ValueStatus::kDecided};
+      recheck.Maybe(dx[i], [&] { return exact_dx(i); });
       continue;
     }
     if (fast && fb.ok) {
@@ -978,13 +1021,12 @@ void DxOfRow(Row<B>& row, const OracleProblem& p, std::int64_t row_i, const Orac
       if (oracle_internal::DecideFast(
               oracle_internal::ToEd(oracle_internal::MulEdd(c, row.r_word())), p.out_format,
               &dx[i])) {
+        recheck.Maybe(dx[i], [&] { return exact_dx(i); });
         continue;
       }
     }
     ++res->slow_path;
-    ensure_exact();
-    const R c = Sub(Sub(g[i], a), Mul(row.N(i), b_over_q));
-    dx[i] = EvalAffine<B>(row, R{}, c, p.out_format, o, &res->undecided);
+    dx[i] = exact_dx(i);
   }
 }
 
@@ -1052,29 +1094,34 @@ ColumnSpecials ClassifyColumn(const std::vector<Row<B>>& rows, const OracleProbl
 // fast sum first and the exact rational behind it.
 template <class B>
 ExactValue DbetaOfColumn(const OracleProblem& p, std::int64_t j, const ColumnSpecials& cs,
-                         const FastColumns& fast) {
+                         const FastColumns& fast, Recheck& recheck) {
   using R = oracle_internal::Rat<typename B::Int>;
   if (cs.nan_b || cs.pinf_b || cs.ninf_b)
     return Special(NonFiniteSum(cs.nan_b, cs.pinf_b, cs.ninf_b));
+  const auto exact = [&] {
+    R sum_dy;
+    for (std::int64_t r = 0; r < p.rows; ++r) {
+      sum_dy = oracle_internal::Add(
+          sum_dy, oracle_internal::FromDouble<typename B::Int>(p.dy[r * p.d + j]));
+    }
+    return FromRational(sum_dy, p.param_format);
+  };
   ExactValue v;
   if (fast.ok && fast.e[j] == 0.0 &&
       oracle_internal::RoundDoubleWord(fast.hi[j], fast.lo[j], p.param_format, &v.rounded)) {
     // The sum is exactly hi + lo (fast_rows.h): rounded exactly, ties too.
     oracle_internal::TwoSum(fast.hi[j], fast.lo[j], &v.hi, &v.lo);
+    recheck.Maybe(v, exact);
     return v;
   }
   // Otherwise within 2e of hi + lo (e (1 + gamma_rows), rounded up).
   if (fast.ok &&
       oracle_internal::DecideFast(oracle_internal::ToEd({fast.hi[j], fast.lo[j], 2 * fast.e[j]}),
                                   p.param_format, &v)) {
+    recheck.Maybe(v, exact);
     return v;
   }
-  R sum_dy;
-  for (std::int64_t r = 0; r < p.rows; ++r) {
-    sum_dy = oracle_internal::Add(sum_dy,
-                                  oracle_internal::FromDouble<typename B::Int>(p.dy[r * p.d + j]));
-  }
-  return FromRational(sum_dy, p.param_format);
+  return exact();
 }
 
 template <class B>
@@ -1086,9 +1133,10 @@ OracleBackwardResult Backward(const OracleProblem& p, const OracleOptions& o) {
   std::vector<Row<B>> rows;
   rows.reserve(p.rows);
   RowScratch scratch(p.d);
+  Recheck recheck{o.recheck_every, 0, &res.rechecked, &res.recheck_disagreements};
   for (std::int64_t row_i = 0; row_i < p.rows; ++row_i) {
     rows.emplace_back(p, row_i, o.fast_path);
-    DxOfRow<B>(rows.back(), p, row_i, o, scratch, &res);
+    DxOfRow<B>(rows.back(), p, row_i, o, scratch, recheck, &res);
   }
   // dbeta_j = sum_rows dy (exact); dgamma_j = sum_rows dy n r, on the exact
   // path grouped by equal q and by square class of q (both on first use).
@@ -1101,7 +1149,7 @@ OracleBackwardResult Backward(const OracleProblem& p, const OracleOptions& o) {
   res.dgamma.resize(p.d);
   for (std::int64_t j = 0; j < p.d; ++j) {
     const ColumnSpecials cs = ClassifyColumn<B>(rows, p, j);
-    if (layer) res.dbeta[j] = DbetaOfColumn<B>(p, j, cs, fast_dbeta);
+    if (layer) res.dbeta[j] = DbetaOfColumn<B>(p, j, cs, fast_dbeta, recheck);
     if (cs.nan_g || cs.pinf_g || cs.ninf_g) {
       res.dgamma[j] =
           cs.table_nan_g ? ByTable(kNaN) : Special(NonFiniteSum(cs.nan_g, cs.pinf_g, cs.ninf_g));
@@ -1112,7 +1160,7 @@ OracleBackwardResult Backward(const OracleProblem& p, const OracleOptions& o) {
       continue;
     }
     res.dgamma[j] =
-        DgammaOfFiniteRows<B>(rows, group, leaders, classes, fast_dgamma, p, j, o, &res);
+        DgammaOfFiniteRows<B>(rows, group, leaders, classes, fast_dgamma, p, j, o, recheck, &res);
     res.dgamma[j].nan_accepted = cs.nan_accepted_g;
   }
   return res;

@@ -139,6 +139,11 @@ struct OracleOptions {
   // first; elements it cannot decide go to the exact path. Off in the tests
   // that compare backends, so that they compare the exact paths.
   bool fast_path = true;
+  // Sampled re-decisions: every recheck_every-th value the fast path decides
+  // is decided again on the exact path (0: none). The results count them
+  // (rechecked) and the ones whose rounding differs (recheck_disagreements,
+  // a bug of the oracle's fast path if ever above 0).
+  std::int64_t recheck_every = 0;
 };
 
 enum class ValueStatus : std::uint8_t { kDecided, kUndecided };
@@ -176,6 +181,7 @@ struct OracleForwardResult {
   std::vector<double> xhat;      // rows * d: xhat correctly rounded to double
   std::int64_t undecided = 0;    // count of kUndecided elements
   std::int64_t slow_path = 0;    // elements the fast path could not decide
+  std::int64_t rechecked = 0, recheck_disagreements = 0;  // OracleOptions::recheck_every
 };
 
 struct OracleBackwardResult {
@@ -184,6 +190,7 @@ struct OracleBackwardResult {
   std::vector<ExactValue> dbeta;   // d, in param_format (LayerNorm only)
   std::int64_t undecided = 0;
   std::int64_t slow_path = 0;
+  std::int64_t rechecked = 0, recheck_disagreements = 0;  // OracleOptions::recheck_every
 };
 
 OracleForwardResult OracleForward(const OracleProblem& p, const OracleOptions& o = {});

@@ -5,6 +5,7 @@
 
 #include <cfloat>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <random>
 #include <vector>
@@ -99,7 +100,7 @@ TEST(OracleBackends, AgreeBitForBitOnTenThousandMixedRows) {
   const FloatFormat formats[] = {kBinary32, kBfloat16, kBinary16, kBinary64};
   RowMaker maker(0x5eed);
   std::mt19937_64 rng(42);
-  std::int64_t rows_checked = 0;
+  std::int64_t rows_checked = 0, rechecked = 0, disagreements = 0;
   int batch = 0;
   while (rows_checked < kRowsToCompare) {
     // d log-uniform in [1, 4096]; rows so that a batch has ~2^12 elements.
@@ -129,9 +130,12 @@ TEST(OracleBackends, AgreeBitForBitOnTenThousandMixedRows) {
     OracleOptions boost_exact{OracleBackend::kBoost, 1 << 14, false};
     OracleOptions mpfr_exact{OracleBackend::kMpfr, 1 << 14, false};
     OracleOptions boost_fast{OracleBackend::kBoost, 1 << 14, true};
+    boost_fast.recheck_every = 5;  // and every fifth fast decision again, on the exact path
     auto a = OracleForward(p, boost_exact);
     auto b = OracleForward(p, mpfr_exact);
     auto c = OracleForward(p, boost_fast);
+    rechecked += c.rechecked;
+    disagreements += c.recheck_disagreements;
     ExpectSame(a.y, b.y, "y", d, true);
     ExpectSame(a.rstd, b.rstd, "rstd", d, true);
     ExpectSame(a.mean, b.mean, "mean", d, true);
@@ -147,6 +151,8 @@ TEST(OracleBackends, AgreeBitForBitOnTenThousandMixedRows) {
       auto ga = OracleBackward(p, boost_exact);
       auto gb = OracleBackward(p, mpfr_exact);
       auto gc = OracleBackward(p, boost_fast);
+      rechecked += gc.rechecked;
+      disagreements += gc.recheck_disagreements;
       ExpectSame(ga.dx, gb.dx, "dx", d, true);
       ExpectSame(ga.dgamma, gb.dgamma, "dgamma", d, true);
       ExpectSame(ga.dbeta, gb.dbeta, "dbeta", d, true);
@@ -160,6 +166,11 @@ TEST(OracleBackends, AgreeBitForBitOnTenThousandMixedRows) {
   }
   RecordProperty("rows", static_cast<int>(rows_checked));
   EXPECT_GE(rows_checked, kRowsToCompare);
+  std::printf(
+      "[ oracle   ] %lld fast decisions re-decided on the exact path, %lld disagreement(s)\n",
+      static_cast<long long>(rechecked), static_cast<long long>(disagreements));
+  EXPECT_GT(rechecked, 0);
+  EXPECT_EQ(disagreements, 0);
 }
 
 }  // namespace

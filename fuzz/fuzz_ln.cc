@@ -64,6 +64,7 @@ uint8_t g_feature_counters[lnv::fuzz::kFeatureSpace];
 struct Totals {
   std::int64_t inputs = 0, kernels = 0, elements = 0, judged = 0, unclaimed = 0;
   std::int64_t typical = 0, beyond_typical = 0, beyond_typical_reported = 0;
+  std::int64_t rechecked = 0, recheck_disagreements = 0;
   double oracle = 0, kernel = 0, in_target = 0;
   std::chrono::steady_clock::time_point start = std::chrono::steady_clock::now();
 } g_totals;
@@ -78,7 +79,8 @@ void PrintStats() {
       " %lld kernel runs, %.1f elements/input; time in the target %.1f s: oracle %.1f s"
       " (%.0f%% of the target, %.0f%% of wall), kernels+judge %.1f s (%.0f%%);"
       " %.3g%% of judged elements without a claim; %lld judged under the statistical"
-      " tier (random-data inputs), %lld beyond it (%lld of observed kernels, reported only)\n",
+      " tier (random-data inputs), %lld beyond it (%lld of observed kernels, reported only);"
+      " %lld of the oracle's fast decisions re-decided exactly, %lld differ\n",
       static_cast<long long>(g_totals.inputs), wall, cpu, g_totals.inputs / std::max(wall, 1e-9),
       g_totals.inputs / std::max(cpu, 1e-9), static_cast<long long>(g_totals.kernels),
       static_cast<double>(g_totals.elements) / std::max<std::int64_t>(1, g_totals.inputs),
@@ -89,7 +91,9 @@ void PrintStats() {
       100 * static_cast<double>(g_totals.unclaimed) /
           static_cast<double>(std::max<std::int64_t>(1, g_totals.judged)),
       static_cast<long long>(g_totals.typical), static_cast<long long>(g_totals.beyond_typical),
-      static_cast<long long>(g_totals.beyond_typical_reported));
+      static_cast<long long>(g_totals.beyond_typical_reported),
+      static_cast<long long>(g_totals.rechecked),
+      static_cast<long long>(g_totals.recheck_disagreements));
 }
 
 bool HasFlag(int argc, char** argv, const char* prefix) {
@@ -161,6 +165,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   g_totals.typical += r.stats.typical_elements;
   g_totals.beyond_typical += r.stats.beyond_typical_elements;
   g_totals.beyond_typical_reported += r.stats.beyond_typical_reported;
+  g_totals.rechecked += r.stats.rechecked;
+  g_totals.recheck_disagreements += r.stats.recheck_disagreements;
   g_totals.oracle += r.stats.oracle_seconds;
   g_totals.kernel += r.stats.kernel_seconds;
   for (std::uint32_t id : r.features.ids()) g_feature_counters[id] = 1;

@@ -436,7 +436,19 @@ RunResult RunCase(const FuzzConfig& config, const Case& c,
   RunResult res;
   res.stats.elements = c.rows * c.d;
   auto t0 = Clock::now();
-  const Reference ref = ComputeReference(c);
+  OracleOptions sampled;
+  sampled.recheck_every = kRecheckEvery;
+  const Reference ref = ComputeReference(c, sampled);
+  res.stats.rechecked = ref.forward.rechecked + (ref.backward ? ref.backward->rechecked : 0);
+  res.stats.recheck_disagreements =
+      ref.forward.recheck_disagreements + (ref.backward ? ref.backward->recheck_disagreements : 0);
+  if (res.stats.recheck_disagreements > 0) {
+    const std::string diff = CrossCheckOracle(c, ref);
+    res.findings.push_back(OracleFinding(
+        FindingKind::kOracleBackends, c,
+        diff.empty() ? "a sampled re-decision of a fast decision differs from the exact path's"
+                     : diff));
+  }
   res.stats.oracle_seconds += Seconds(t0, Clock::now());
   AddInputFeatures(c, ref.forward.stats, &res.features);
   const std::int64_t undecided =

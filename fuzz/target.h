@@ -74,6 +74,12 @@ std::string OutsideClasses(const ObservedClasses& classes, const Case& c, const 
 // this many elements (none when d is larger): its two exact-path oracle runs
 // cost about a hundred fast-path runs.
 inline constexpr std::int64_t kCrossCheckMaxElements = 64;
+// One fast decision of the oracle in kRecheckEvery (OracleOptions::
+// recheck_every) is decided again on its exact path, on every input; a
+// different rounding is an oracle finding. An exact decision costs as much
+// as thousands of fast ones, hence the low rate (fuzz/README.md has the
+// count a run reaches).
+inline constexpr std::int64_t kRecheckEvery = 4096;
 
 struct FuzzConfig {
   std::vector<ImplInfo> impls;  // the kernels to fuzz
@@ -146,6 +152,8 @@ struct RunStats {
   // beyond its bound, and of these the ones of kernels it only reports
   // (observed kernels, TypicalTierFor): not findings.
   std::int64_t typical_elements = 0, beyond_typical_elements = 0, beyond_typical_reported = 0;
+  // The oracle's sampled exact re-decisions (kRecheckEvery), and those that differed.
+  std::int64_t rechecked = 0, recheck_disagreements = 0;
 };
 
 struct RunResult {

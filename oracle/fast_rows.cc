@@ -72,6 +72,7 @@ double TwoToMinus2p(FloatFormat f) {
     std::int64_t d, const RowOperands& op, FloatFormat f, double* __restrict xhat,
     double* __restrict rounded, double* __restrict value, std::uint8_t* __restrict ok) {
   const Ed m = NOperand(op), r = ROperand(op);
+  const Edd r_word{op.rh, op.rl, op.re};
   const int p = f.precision, emin = f.emin;
   const double top = Top(f), scale = TwoToMinus2p(f);
   for (std::int64_t i = 0; i < d; ++i) {
@@ -81,7 +82,9 @@ double TwoToMinus2p(FloatFormat f) {
     rounded[i] = Decide(y, p, emin, top, scale, &good);
     value[i] = y.v;
     ok[i] = good;
-    xhat[i] = xh.v;
+    // xhat for the bounds: the double-word product, to about u^2 (Row::xhat).
+    const Edd xw = MulEdd(NWordOf(x[i], op), r_word);
+    xhat[i] = xw.hi + xw.lo;
   }
 }
 

@@ -44,7 +44,8 @@ struct Decisions {
   std::uint8_t* ok;
 };
 
-// y_i = beta_i + gamma_i (x_i - mu) r, and xhat_i = (x_i - mh) rh, for i < d.
+// y_i = beta_i + gamma_i (x_i - mu) r, and xhat_i = hi + lo of the
+// double-word product NWord(x_i) (rh + rl), for i < d.
 // gamma and beta hold d values (ones and zeros when the problem has none).
 void DecideForwardRow(const double* x, const double* gamma, const double* beta, std::int64_t d,
                       const RowOperands& op, FloatFormat f, double* xhat, Decisions out);

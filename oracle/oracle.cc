@@ -46,8 +46,11 @@ ExactValue ByTable(double v, bool nan_accepted = false) {
   return e;
 }
 
-// OracleOptions::recheck_every: every n-th fast decision is decided again by
-// `exact` (the exact path), and a different rounding is counted.
+// OracleOptions::recheck_every: one fast decision in n, on average, is
+// decided again by `exact` (the exact path), and a different rounding is
+// counted. Which ones: a hash of the value and its place in the call, so
+// that calls with fewer than n decisions are sampled too, and a rerun
+// samples the same ones.
 struct Recheck {
   std::int64_t every = 0, seen = 0;
   std::int64_t* rechecked;
@@ -55,7 +58,11 @@ struct Recheck {
 
   template <class Exact>
   void Maybe(const ExactValue& fast, Exact exact) {
-    if (every <= 0 || ++seen % every != 0) return;
+    if (every <= 0) return;
+    const std::uint64_t h =
+        (std::bit_cast<std::uint64_t>(fast.hi) ^ static_cast<std::uint64_t>(++seen)) *
+        0x9E3779B97F4A7C15ull;
+    if ((h >> 32) % static_cast<std::uint64_t>(every) != 0) return;
     const ExactValue e = exact();
     ++*rechecked;
     if (e.status == ValueStatus::kDecided &&

@@ -139,8 +139,9 @@ struct OracleOptions {
   // first; elements it cannot decide go to the exact path. Off in the tests
   // that compare backends, so that they compare the exact paths.
   bool fast_path = true;
-  // Sampled re-decisions: every recheck_every-th value the fast path decides
-  // is decided again on the exact path (0: none). The results count them
+  // Sampled re-decisions: one value in recheck_every (on average; the same
+  // ones on every run) that the fast path decides is decided again on the
+  // exact path (0: none; 1: all). The results count them
   // (rechecked) and the ones whose rounding differs (recheck_disagreements,
   // a bug of the oracle's fast path if ever above 0).
   std::int64_t recheck_every = 0;

@@ -1154,8 +1154,18 @@ OracleBackwardResult Backward(const OracleProblem& p, const OracleOptions& o) {
   const FastColumns fast_dbeta = layer ? SumDbetaFast(p, o) : FastColumns{};
   if (layer) res.dbeta.resize(p.d);
   res.dgamma.resize(p.d);
+  // A column of finite dy over rows of finite x and positive q has no special
+  // terms: ClassifyColumn is needed only for the others.
+  bool plain_rows = true;
+  for (const auto& row : rows) plain_rows &= row.finite() && row.q_kind() == QKind::kPositive;
+  std::vector<std::uint8_t> finite_dy(plain_rows ? p.d : 0, 1);
+  for (std::int64_t r = 0; plain_rows && r < p.rows; ++r) {
+    for (std::int64_t j = 0; j < p.d; ++j) finite_dy[j] &= std::isfinite(p.dy[r * p.d + j]);
+  }
+  ColumnSpecials plain;
+  plain.only_table_rows = false;
   for (std::int64_t j = 0; j < p.d; ++j) {
-    const ColumnSpecials cs = ClassifyColumn<B>(rows, p, j);
+    const ColumnSpecials cs = plain_rows && finite_dy[j] ? plain : ClassifyColumn<B>(rows, p, j);
     if (layer) res.dbeta[j] = DbetaOfColumn<B>(p, j, cs, fast_dbeta, recheck);
     if (cs.nan_g || cs.pinf_g || cs.ninf_g) {
       res.dgamma[j] =

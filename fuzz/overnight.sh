@@ -11,7 +11,8 @@ usage() {
   cat <<'EOF'
 usage: fuzz/overnight.sh [options]
 
-Runs fuzz_ln (the clang `fuzz` preset, built first) with -fork=JOBS and
+Runs fuzz_ln (the clang `fuzz-fast` preset by default: libFuzzer and UBSan
+without ASan, several times the inputs per second; built first) with -fork=JOBS and
 -ignore_crashes=1 for the given time in a work folder, then:
   1. merges the new inputs into WORK/corpus (libFuzzer -merge=1, set cover);
   2. runs every crash/timeout/oom input once and groups them by finding key
@@ -29,7 +30,7 @@ Options:
   --hours H       how long to fuzz (default 8)
   --seconds S     how long to fuzz, in seconds (overrides --hours)
   --jobs N        parallel fuzzing jobs (default: the number of cores)
-  --work DIR      work folder (default build/fuzz/overnight-<date>); reusing one
+  --work DIR      work folder (default build/PRESET/overnight-<date>); reusing one
                   continues from its corpus
   --impls GLOB    LNV_FUZZ_IMPLS for the run (default: every kernel but the
                   negative controls)
@@ -39,7 +40,9 @@ Options:
   --rss-mb N      per-job RSS limit (default 4096)
   --minimize-seconds S  time to minimize each finding's input (default 30)
   --no-known      trap on the known findings too (fuzz/known_findings.txt)
-  --no-build      use the existing build/fuzz
+  --preset NAME   the build: fuzz-fast (default; no ASan) or fuzz (ASan + UBSan,
+                  as CI: also catches memory errors, at a fraction of the rate)
+  --no-build      use the existing build of the preset
   --help          this text
 
 Exit status: 0 no new finding, 1 at least one finding, 2 bad usage.
@@ -60,6 +63,7 @@ rss_mb=4096
 minimize_s=30
 known="$root/fuzz/known_findings.txt"
 build=1
+preset=fuzz-fast
 while (($# > 0)); do
   case "$1" in
     --help) usage; exit 0 ;;
@@ -76,23 +80,26 @@ while (($# > 0)); do
     --minimize-seconds) [[ $# -ge 2 && "$2" =~ ^[1-9][0-9]*$ ]] || die_usage "--minimize-seconds needs seconds"
                         minimize_s="$2"; shift 2 ;;
     --no-known) known=""; shift ;;
+    --preset) [[ $# -ge 2 && "$2" =~ ^(fuzz|fuzz-fast)$ ]] || die_usage "--preset is fuzz or fuzz-fast"
+              preset="$2"; shift 2 ;;
     --no-build) build=0; shift ;;
     *) die_usage "unknown option $1" ;;
   esac
 done
 ((seconds >= 1)) || die_usage "the run must last at least one second"
 seed="${seed:-$(( $(date +%s) % 2147483647 ))}"
-work="${work:-$root/build/fuzz/overnight-$(date +%Y%m%d-%H%M%S)}"
+work="${work:-$root/build/$preset/overnight-$(date +%Y%m%d-%H%M%S)}"
 mkdir -p "$work"
 work="$(cd "$work" && pwd)"
 
-fuzz_ln="$root/build/fuzz/fuzz/fuzz_ln"
-ln_check="$root/build/fuzz/harness/ln_check"
+fuzz_ln="$root/build/$preset/fuzz/fuzz_ln"
+ln_check="$root/build/$preset/harness/ln_check"
 if ((build)); then
-  say "building the fuzz preset (fuzz_ln, ln_check)"
-  (cd "$root" && cmake --preset fuzz >/dev/null && cmake --build --preset fuzz --target fuzz_ln ln_check)
+  say "building the $preset preset (fuzz_ln, ln_check)"
+  (cd "$root" && cmake --preset "$preset" >/dev/null &&
+    cmake --build --preset "$preset" --target fuzz_ln ln_check)
 fi
-[[ -x "$fuzz_ln" && -x "$ln_check" ]] || die_usage "no build/fuzz/fuzz/fuzz_ln or ln_check; run without --no-build"
+[[ -x "$fuzz_ln" && -x "$ln_check" ]] || die_usage "no build/$preset/fuzz/fuzz_ln or ln_check; run without --no-build"
 
 mkdir -p "$work"/{corpus,new,artifacts,cases,logs,triage,findings}
 export LNV_FUZZ_MAX_D="$max_d" LNV_FUZZ_IMPLS="$impls" LNV_FUZZ_KNOWN_FINDINGS="$known"

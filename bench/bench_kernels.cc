@@ -7,7 +7,10 @@
 // the same inputs (gamma and beta included).
 //
 //   fast    the best fast kernel this CPU runs (impls/cpu/fast, e.g.
-//           f32/two_pass_tree/cpu-fast-avx512), called through its ABI entry
+//           f32/two_pass_tree/cpu-fast-avx512), called through its ABI entry;
+//           for the bf16 forward on a CPU with AVX512_BF16,
+//           bf16/two_pass_tree/cpu-fast-avx512bf16
+//   fast_hwy  the Highway kernel, where `fast` is the AVX512_BF16 one
 //   onednn  oneDNN layer normalization (primitives created once)
 //   torch   at::native_layer_norm / at::native_layer_norm_backward
 //   memcpy  a parallel memcpy moving as many bytes as the kernel's rows do
@@ -53,6 +56,7 @@
 #endif
 
 #include "bench/kernel_runners.h"
+#include "impls/cpu/fast/avx512bf16_layer_norm.h"
 #include "impls/cpu/fast/targets.h"
 #include "impls/dtype.h"
 
@@ -68,8 +72,8 @@ constexpr std::int64_t kSweepDims[] = {768, 4096};
 constexpr int kSweepThreads = 2;
 constexpr std::int64_t kMiB = std::int64_t{1} << 20;
 
-enum class Impl { kOneDnn, kFast, kTorch, kMemcpy };
-constexpr Impl kImpls[] = {Impl::kOneDnn, Impl::kFast, Impl::kTorch, Impl::kMemcpy};
+enum class Impl { kOneDnn, kFast, kFastHwy, kTorch, kMemcpy };
+constexpr Impl kImpls[] = {Impl::kOneDnn, Impl::kFast, Impl::kFastHwy, Impl::kTorch, Impl::kMemcpy};
 
 const char* ImplName(Impl i) {
   switch (i) {
@@ -77,6 +81,8 @@ const char* ImplName(Impl i) {
       return "onednn";
     case Impl::kFast:
       return "fast";
+    case Impl::kFastHwy:
+      return "fast_hwy";
     case Impl::kTorch:
       return "torch";
     case Impl::kMemcpy:
@@ -157,10 +163,11 @@ double Bytes(const Problem& p, bool forward) {
 
 class FastRunner : public Runner {
  public:
-  FastRunner(const Inputs& in, const fast::TargetKernels& t) {
+  FastRunner(const Inputs& in, const fast::TargetKernels& t, bool native_bf16) {
     const Problem& p = in.p;
     const int k = fast::FastDTypeIndex(p.dtype);
     forward_fn_ = t.layer_norm.forward[k];
+    if (native_bf16) forward_fn_ = &fast::Avx512Bf16LayerNormForward;
     backward_fn_ = t.layer_norm.backward[k];
     y_.assign(in.x.size(), 0);
     dx_.assign(in.x.size(), 0);
@@ -223,6 +230,11 @@ class MemcpyRunner : public Runner {
   AlignedVector<unsigned char> src_, dst_;
 };
 
+// Whether `fast` runs the native AVX512_BF16 forward for p.
+bool NativeBf16(const Problem& p) {
+  return p.dtype == DType::kBF16 && fast::HaveAvx512Bf16LayerNorm();
+}
+
 std::unique_ptr<Runner> MakeRunner(Impl impl, const Inputs& in) {
   switch (impl) {
     case Impl::kOneDnn:
@@ -232,7 +244,9 @@ std::unique_ptr<Runner> MakeRunner(Impl impl, const Inputs& in) {
     case Impl::kMemcpy:
       return std::make_unique<MemcpyRunner>(in);
     case Impl::kFast:
-      return std::make_unique<FastRunner>(in, fast::AvailableTargets().front());
+      return std::make_unique<FastRunner>(in, fast::AvailableTargets().front(), NativeBf16(in.p));
+    case Impl::kFastHwy:
+      return std::make_unique<FastRunner>(in, fast::AvailableTargets().front(), false);
   }
   return nullptr;
 }
@@ -343,23 +357,27 @@ void PrintCell(double v, int width) {
 }
 
 // The table of every problem measured at working set `ws` (0: --elements).
+// fast_hwy: the Highway kernel where `fast` is the AVX512_BF16 one.
 void PrintTable(std::int64_t ws) {
-  std::printf("%-4s %-5s %6s %3s | %9s %9s %9s %9s | %7s %7s %7s\n", "dir", "dtype", "d", "thr",
-              "fast", "onednn", "torch", "memcpy", "fast/", "torch/", "memcpy/");
-  std::printf("%-4s %-5s %6s %3s | %9s %9s %9s %9s | %7s %7s %7s\n", "", "", "", "", "GB/s", "GB/s",
-              "GB/s", "GB/s", "oneDNN", "oneDNN", "oneDNN");
+  std::printf("%-4s %-5s %6s %3s | %8s %8s %8s %8s %8s | %6s %6s %6s %7s\n", "dir", "dtype", "d",
+              "thr", "fast", "fast_hwy", "onednn", "torch", "memcpy", "fast/", "hwy/", "torch/",
+              "memcpy/");
+  std::printf("%-4s %-5s %6s %3s | %8s %8s %8s %8s %8s | %6s %6s %6s %7s\n", "", "", "", "", "GB/s",
+              "GB/s", "GB/s", "GB/s", "GB/s", "oneDNN", "oneDNN", "oneDNN", "oneDNN");
   for (const auto& [key, by_impl] : g_samples) {
     const auto& [key_ws, backward, bf16, d, threads] = key;
     if (key_ws != ws) continue;
     std::printf("%-4s %-5s %6lld %3d |", backward ? "bwd" : "fwd", bf16 ? "bf16" : "f32",
                 static_cast<long long>(d), threads);
-    for (const Impl impl : {Impl::kFast, Impl::kOneDnn, Impl::kTorch, Impl::kMemcpy}) {
-      PrintCell(MedianOf(by_impl, impl, false), 9);
+    for (const Impl impl :
+         {Impl::kFast, Impl::kFastHwy, Impl::kOneDnn, Impl::kTorch, Impl::kMemcpy}) {
+      PrintCell(MedianOf(by_impl, impl, false), 8);
     }
     std::printf(" |");
-    for (const Impl impl : {Impl::kFast, Impl::kTorch, Impl::kMemcpy}) {
-      PrintCell(MedianOf(by_impl, impl, true), 7);
+    for (const Impl impl : {Impl::kFast, Impl::kFastHwy, Impl::kTorch}) {
+      PrintCell(MedianOf(by_impl, impl, true), 6);
     }
+    PrintCell(MedianOf(by_impl, Impl::kMemcpy, true), 7);
     std::printf("\n");
   }
 }
@@ -379,13 +397,15 @@ void PrintCurve() {
   for (const auto& [problem, key] : by_problem) {
     const auto& [backward, bf16, d, threads, ws] = problem;
     const auto& by_impl = g_samples.at(*key);
-    std::printf("%-4s %-5s %6lld %3d %9lld |", backward ? "bwd" : "fwd", bf16 ? "bf16" : "f32",
+    std::printf("%-4s %-5s %6lld %3d %7lld |", backward ? "bwd" : "fwd", bf16 ? "bf16" : "f32",
                 static_cast<long long>(d), threads, static_cast<long long>(ws / kMiB));
-    for (const Impl impl : {Impl::kFast, Impl::kOneDnn, Impl::kTorch, Impl::kMemcpy}) {
-      PrintCell(MedianOf(by_impl, impl, false), 9);
+    for (const Impl impl :
+         {Impl::kFast, Impl::kFastHwy, Impl::kOneDnn, Impl::kTorch, Impl::kMemcpy}) {
+      PrintCell(MedianOf(by_impl, impl, false), 8);
     }
     std::printf(" |");
-    PrintCell(MedianOf(by_impl, Impl::kFast, true), 7);
+    PrintCell(MedianOf(by_impl, Impl::kFast, true), 6);
+    PrintCell(MedianOf(by_impl, Impl::kFastHwy, true), 6);
     std::printf("\n");
   }
 }
@@ -493,7 +513,9 @@ std::vector<std::int64_t> SweepSizes() {
 }
 
 void Register(const Config& cfg) {
+  const bool native = cfg.forward && cfg.dtype == DType::kBF16 && fast::HaveAvx512Bf16LayerNorm();
   for (const Impl impl : kImpls) {
+    if (impl == Impl::kFastHwy && !native) continue;
     benchmark::RegisterBenchmark((cfg.Name() + "/" + ImplName(impl)).c_str(), BM_Kernel, cfg, impl)
         ->UseManualTime()
         ->Unit(benchmark::kMillisecond);
@@ -556,7 +578,10 @@ int main(int argc, char** argv) {
   }
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 2;
-  const std::string fast = lnv::fast::AvailableTargets().front().backend;
+  const std::string fast = lnv::fast::AvailableTargets().front().backend +
+                           (lnv::fast::HaveAvx512Bf16LayerNorm()
+                                ? " (bf16 forward: cpu-fast-avx512bf16, fast_hwy: Highway's)"
+                                : "");
   std::printf("bench_kernels: fast = %s; %s; %s; elements per problem %lld\n", fast.c_str(),
               OneDnnStatus().c_str(), TorchStatus().c_str(), static_cast<long long>(g_elements));
   benchmark::AddCustomContext("fast", fast);

@@ -8,11 +8,15 @@
 //
 // Algorithm: two-pass, as fast_layer_norm.h. mean = sum(x) / d; var =
 //   sum((x - mean)^2) / d, both sums in the tree shape of reduction_shape.h
-//   (16 lanes, 8 accumulators, blocks of 8 steps), blocks merged by halving
-//   the block range (depth ceil(log2(blocks)), as the binary counter of the
-//   Highway kernels), accumulators pairwise, lanes by folding halves; rstd =
+//   (16 lanes, 8 accumulators, blocks of 8 steps), blocks merged in the tree
+//   of the Highway kernels' binary counter (depth ceil(log2(blocks))),
+//   accumulators pairwise, lanes by folding halves; rstd =
 //   1 / sqrt(var + eps) in fp32; y = gamma * ((x - mean) * rstd) + beta, one
-//   FMA. One row at a time, x widened from bf16 in each pass (loads exact).
+//   FMA. Rows go two at a time (two independent chains of sums, one write
+//   pass sharing gamma's and beta's loads); x widened from bf16 in each pass
+//   (loads exact); the write computes on the even and odd elements of 32
+//   (one shift or mask each, no widening shuffle) and interleaves the
+//   converted halves with one word permutation.
 // Accumulation: fp32. y rounded once into bf16 by vcvtne2ps2bf16, which is
 //   round-to-nearest-even for normal, zero, infinite and NaN (quieted)
 //   values, but turns an fp32 subnormal into a signed zero (measured on an

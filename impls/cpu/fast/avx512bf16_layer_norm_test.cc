@@ -98,6 +98,19 @@ TEST(Avx512Bf16LayerNorm, GivesTheHighwayKernelsBitsOnEveryRowLength) {
   }
 }
 
+// Batches large enough to run on every thread, an odd count of rows (the
+// last one alone): each row's bits are its own.
+TEST(Avx512Bf16LayerNorm, GivesTheHighwayKernelsBitsOnLargeBatches) {
+  if (!HaveAvx512Bf16LayerNorm()) GTEST_SKIP() << "no AVX512_BF16";
+  for (const std::int64_t d : {768, 4096}) {
+    const std::int64_t rows = 301;
+    const auto x = Random(rows * d, -1.f, 3.f, static_cast<std::uint64_t>(d) + 1);
+    const auto g = Random(d, 1.f, 0.25f, 9);
+    const auto b = Random(d, 0.f, 0.5f, 10);
+    ExpectHighwayBits(x, g, b, rows, d, "large batch");
+  }
+}
+
 // gamma ~ 2^-130: every y is an fp32 subnormal, which vcvtne2ps2bf16 alone
 // would flush to zero.
 TEST(Avx512Bf16LayerNorm, RoundsSubnormalResultsToNearestEven) {

@@ -24,7 +24,8 @@
 // repetitions (--benchmark_repetitions).
 //
 // Working-set sweep (--lnv_sweep): the same benchmarks at d = 768 and 4096
-// with 2 threads, at working sets (bytes one call reads + writes) doubling
+// with 1 and 2 threads (the goal cases: 2; --benchmark_filter picks), at
+// working sets (bytes one call reads + writes) doubling
 // from 1 MiB up to at least twice the last-level cache sysconf reports,
 // capped at a quarter of the available memory. A VM guest may reach less
 // cache than it reports, so the regimes are told by the curve: after the run
@@ -69,7 +70,6 @@ constexpr int kThreads[] = {1, 2};
 std::int64_t g_elements = std::int64_t{1} << 22;
 bool g_sweep = false;
 constexpr std::int64_t kSweepDims[] = {768, 4096};
-constexpr int kSweepThreads = 2;
 constexpr std::int64_t kMiB = std::int64_t{1} << 20;
 
 enum class Impl { kOneDnn, kFast, kFastHwy, kTorch, kMemcpy };
@@ -385,10 +385,10 @@ void PrintTable(std::int64_t ws) {
 // The sweep's curve: one line per problem and working set.
 void PrintCurve() {
   std::printf("\nbench_kernels sweep: GB/s per working set (bytes one call reads + writes)\n");
-  std::printf("%-4s %-5s %6s %3s %9s | %9s %9s %9s %9s | %7s\n", "dir", "dtype", "d", "thr",
-              "ws MiB", "fast", "onednn", "torch", "memcpy", "fast/");
-  std::printf("%-4s %-5s %6s %3s %9s | %9s %9s %9s %9s | %7s\n", "", "", "", "", "", "GB/s", "GB/s",
-              "GB/s", "GB/s", "oneDNN");
+  std::printf("%-4s %-5s %6s %3s %7s | %8s %8s %8s %8s %8s | %6s %6s\n", "dir", "dtype", "d", "thr",
+              "ws MiB", "fast", "fast_hwy", "onednn", "torch", "memcpy", "fast/", "hwy/");
+  std::printf("%-4s %-5s %6s %3s %7s | %8s %8s %8s %8s %8s | %6s %6s\n", "", "", "", "", "", "GB/s",
+              "GB/s", "GB/s", "GB/s", "GB/s", "oneDNN", "oneDNN");
   std::map<std::tuple<bool, bool, std::int64_t, int, std::int64_t>, const Key*> by_problem;
   for (const auto& entry : g_samples) {
     const auto& [ws, backward, bf16, d, threads] = entry.first;
@@ -545,7 +545,7 @@ void RegisterSweep() {
     for (const bool forward : {true, false}) {
       for (const DType dtype : kDTypes) {
         for (const std::int64_t d : kSweepDims) {
-          Register(Config{forward, dtype, d, kSweepThreads, ws});
+          for (const int threads : kThreads) Register(Config{forward, dtype, d, threads, ws});
         }
       }
     }
@@ -563,7 +563,7 @@ int main(int argc, char** argv) {
           "bench_kernels: fast CPU LayerNorm kernels vs oneDNN, PyTorch ATen and memcpy\n"
           "  --elements N   rows * d of every problem (default %lld)\n"
           "  --lnv_sweep    sweep the working set from 1 MiB to >= 2x the last-level cache\n"
-          "                 (d = 768 and 4096, 2 threads); --elements does not apply\n"
+          "                 (d = 768 and 4096, 1 and 2 threads); --elements does not apply\n"
           "Benchmark names: [ws:NMiB/]fwd|bwd/f32|bf16/d:D/threads:T/"
           "fast|onednn|torch|memcpy.\n"
           "Google Benchmark's flags follow.\n\n",

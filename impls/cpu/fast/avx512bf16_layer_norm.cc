@@ -8,7 +8,6 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
-#include <limits>
 #include <vector>
 
 #include "impls/cpu/fast/driver.h"
@@ -341,6 +340,8 @@ void Rows(const ForwardArgs& a, WorkQueue& queue, float* /*scratch*/) {
   }
 }
 
+// cpuid's flags; the Highway target check adds that the OS saves the
+// AVX-512 state (xgetbv), which __builtin_cpu_supports does not look at.
 bool Detect() {
   __builtin_cpu_init();
   const std::vector<TargetKernels>& targets = AvailableTargets();

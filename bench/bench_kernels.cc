@@ -7,7 +7,10 @@
 // the same inputs (gamma and beta included).
 //
 //   fast    the best fast kernel this CPU runs (impls/cpu/fast, e.g.
-//           f32/two_pass_tree/cpu-fast-avx512), called through its ABI entry
+//           f32/two_pass_tree/cpu-fast-avx512), called through its ABI entry;
+//           for the bf16 forward on a CPU with AVX512_BF16,
+//           bf16/two_pass_tree/cpu-fast-avx512bf16
+//   fast_hwy  the Highway kernel, where `fast` is the AVX512_BF16 one
 //   onednn  oneDNN layer normalization (primitives created once)
 //   torch   at::native_layer_norm / at::native_layer_norm_backward
 //   memcpy  a parallel memcpy moving as many bytes as the kernel's rows do
@@ -20,8 +23,20 @@
 // oneDNN). After the run a table prints the median of each over the
 // repetitions (--benchmark_repetitions).
 //
-// Flags: --elements N, plus Google Benchmark's own (--help lists them).
+// Working-set sweep (--lnv_sweep): the same benchmarks at d = 768 and 4096
+// with 1 and 2 threads (the goal cases: 2; --benchmark_filter picks), at
+// working sets (bytes one call reads + writes) doubling
+// from 1 MiB up to at least twice the last-level cache sysconf reports,
+// capped at a quarter of the available memory. A VM guest may reach less
+// cache than it reports, so the regimes are told by the curve: after the run
+// it prints GB/s per size for memcpy and each kernel, then the table at the
+// smallest size (cache-resident) and at the largest (memory-bound, if
+// memcpy's GB/s has dropped there).
+//
+// Flags: --elements N, --lnv_sweep, plus Google Benchmark's own (--help
+// lists them).
 #include <benchmark/benchmark.h>
+#include <unistd.h>
 
 #include <Eigen/Core>
 #include <algorithm>
@@ -42,6 +57,7 @@
 #endif
 
 #include "bench/kernel_runners.h"
+#include "impls/cpu/fast/avx512bf16_layer_norm.h"
 #include "impls/cpu/fast/targets.h"
 #include "impls/dtype.h"
 
@@ -52,9 +68,12 @@ constexpr std::int64_t kDims[] = {64, 768, 4096, 16384};
 constexpr DType kDTypes[] = {DType::kF32, DType::kBF16};
 constexpr int kThreads[] = {1, 2};
 std::int64_t g_elements = std::int64_t{1} << 22;
+bool g_sweep = false;
+constexpr std::int64_t kSweepDims[] = {768, 4096};
+constexpr std::int64_t kMiB = std::int64_t{1} << 20;
 
-enum class Impl { kOneDnn, kFast, kTorch, kMemcpy };
-constexpr Impl kImpls[] = {Impl::kOneDnn, Impl::kFast, Impl::kTorch, Impl::kMemcpy};
+enum class Impl { kOneDnn, kFast, kFastHwy, kTorch, kMemcpy };
+constexpr Impl kImpls[] = {Impl::kOneDnn, Impl::kFast, Impl::kFastHwy, Impl::kTorch, Impl::kMemcpy};
 
 const char* ImplName(Impl i) {
   switch (i) {
@@ -62,6 +81,8 @@ const char* ImplName(Impl i) {
       return "onednn";
     case Impl::kFast:
       return "fast";
+    case Impl::kFastHwy:
+      return "fast_hwy";
     case Impl::kTorch:
       return "torch";
     case Impl::kMemcpy:
@@ -80,20 +101,32 @@ void SetThreads(int n) {
 
 // ---- Inputs ----
 
-Inputs MakeInputs(std::int64_t d, DType dtype) {
+// Elements drawn at random per array; longer arrays (the sweep's) repeat
+// them, which keeps making a GiB of inputs to seconds. The default problems
+// are drawn whole.
+constexpr std::int64_t kDrawnElements = std::int64_t{1} << 22;
+
+Inputs MakeInputs(std::int64_t d, DType dtype, std::int64_t elements) {
   Inputs in;
   in.p.d = d;
-  in.p.rows = std::max<std::int64_t>(1, g_elements / d);
+  in.p.rows = std::max<std::int64_t>(1, elements / d);
   in.p.dtype = dtype;
   const std::int64_t n = in.p.rows * d;
   std::mt19937_64 rng(static_cast<std::uint64_t>(d) * 31 + static_cast<std::uint64_t>(dtype));
   std::normal_distribution<float> normal;
   const auto fill = [&](AlignedVector<unsigned char>& buf, std::int64_t count, float mean,
                         float spread, AlignedVector<float>* as_f32) {
-    buf.assign(static_cast<std::size_t>(count) * SizeOf(dtype), 0);
-    for (std::int64_t i = 0; i < count; ++i) {
+    const std::size_t size = SizeOf(dtype);
+    buf.assign(static_cast<std::size_t>(count) * size, 0);
+    const std::int64_t drawn = std::min(count, kDrawnElements);
+    for (std::int64_t i = 0; i < drawn; ++i) {
       StoreFromFloat(buf.data(), dtype, i, mean + spread * normal(rng));
       if (as_f32 != nullptr) as_f32->push_back(LoadAsFloat(buf.data(), dtype, i));
+    }
+    for (std::int64_t i = drawn; i < count; i += drawn) {
+      const std::int64_t m = std::min(drawn, count - i);
+      std::memcpy(buf.data() + static_cast<std::size_t>(i) * size, buf.data(),
+                  static_cast<std::size_t>(m) * size);
     }
   };
   fill(in.x, n, 0.5f, 2.f, nullptr);
@@ -103,12 +136,14 @@ Inputs MakeInputs(std::int64_t d, DType dtype) {
   return in;
 }
 
-// The inputs of the current problem; rebuilt when d or the dtype changes.
-const Inputs& InputsFor(std::int64_t d, DType dtype, int threads) {
+// The inputs of the current problem; rebuilt when d, the dtype or the
+// number of rows changes.
+const Inputs& InputsFor(std::int64_t d, DType dtype, std::int64_t elements, int threads) {
   static std::unique_ptr<Inputs> cached;
-  if (!cached || cached->p.d != d || cached->p.dtype != dtype) {
+  const std::int64_t rows = std::max<std::int64_t>(1, elements / d);
+  if (!cached || cached->p.d != d || cached->p.dtype != dtype || cached->p.rows != rows) {
     cached.reset();  // free the old buffers first
-    cached = std::make_unique<Inputs>(MakeInputs(d, dtype));
+    cached = std::make_unique<Inputs>(MakeInputs(d, dtype, elements));
   }
   cached->p.threads = threads;
   return *cached;
@@ -128,10 +163,11 @@ double Bytes(const Problem& p, bool forward) {
 
 class FastRunner : public Runner {
  public:
-  FastRunner(const Inputs& in, const fast::TargetKernels& t) {
+  FastRunner(const Inputs& in, const fast::TargetKernels& t, bool native_bf16) {
     const Problem& p = in.p;
     const int k = fast::FastDTypeIndex(p.dtype);
     forward_fn_ = t.layer_norm.forward[k];
+    if (native_bf16) forward_fn_ = &fast::Avx512Bf16LayerNormForward;
     backward_fn_ = t.layer_norm.backward[k];
     y_.assign(in.x.size(), 0);
     dx_.assign(in.x.size(), 0);
@@ -194,6 +230,11 @@ class MemcpyRunner : public Runner {
   AlignedVector<unsigned char> src_, dst_;
 };
 
+// Whether `fast` runs the native AVX512_BF16 forward for p.
+bool NativeBf16(const Problem& p) {
+  return p.dtype == DType::kBF16 && fast::HaveAvx512Bf16LayerNorm();
+}
+
 std::unique_ptr<Runner> MakeRunner(Impl impl, const Inputs& in) {
   switch (impl) {
     case Impl::kOneDnn:
@@ -203,7 +244,9 @@ std::unique_ptr<Runner> MakeRunner(Impl impl, const Inputs& in) {
     case Impl::kMemcpy:
       return std::make_unique<MemcpyRunner>(in);
     case Impl::kFast:
-      return std::make_unique<FastRunner>(in, fast::AvailableTargets().front());
+      return std::make_unique<FastRunner>(in, fast::AvailableTargets().front(), NativeBf16(in.p));
+    case Impl::kFastHwy:
+      return std::make_unique<FastRunner>(in, fast::AvailableTargets().front(), false);
   }
   return nullptr;
 }
@@ -215,9 +258,15 @@ struct Config {
   DType dtype;
   std::int64_t d;
   int threads;
-  auto Key() const { return std::make_tuple(!forward, dtype == DType::kBF16, d, threads); }
+  std::int64_t ws = 0;  // working-set bytes (sweep); 0: --elements
+  std::int64_t Elements() const {
+    return ws == 0 ? g_elements
+                   : ws / ((forward ? 2 : 3) * static_cast<std::int64_t>(SizeOf(dtype)));
+  }
+  auto Key() const { return std::make_tuple(ws, !forward, dtype == DType::kBF16, d, threads); }
   std::string Name() const {
-    return std::string(forward ? "fwd" : "bwd") + "/" + std::string(DTypeName(dtype)) +
+    return (ws == 0 ? std::string() : "ws:" + std::to_string(ws / kMiB) + "MiB/") +
+           (forward ? "fwd" : "bwd") + "/" + std::string(DTypeName(dtype)) +
            "/d:" + std::to_string(d) + "/threads:" + std::to_string(threads);
   }
 };
@@ -226,8 +275,8 @@ struct Sample {
   double gbps = 0;
   double vs_onednn = 0;  // 0: not measured
 };
-std::map<std::tuple<bool, bool, std::int64_t, int>, std::map<Impl, std::vector<Sample>>> g_samples;
-
+using Key = std::tuple<std::int64_t, bool, bool, std::int64_t, int>;
+std::map<Key, std::map<Impl, std::vector<Sample>>> g_samples;
 double Seconds(std::chrono::steady_clock::time_point a, std::chrono::steady_clock::time_point b) {
   return std::chrono::duration<double>(b - a).count();
 }
@@ -242,7 +291,7 @@ void Run(Runner& r, bool forward) {
 
 void BM_Kernel(benchmark::State& state, Config cfg, Impl impl) {
   SetThreads(cfg.threads);
-  const Inputs& in = InputsFor(cfg.d, cfg.dtype, cfg.threads);
+  const Inputs& in = InputsFor(cfg.d, cfg.dtype, cfg.Elements(), cfg.threads);
   std::unique_ptr<Runner> runner = MakeRunner(impl, in);
   if (!runner) {
     state.SkipWithError((impl == Impl::kOneDnn ? OneDnnStatus() : TorchStatus()).c_str());
@@ -285,49 +334,101 @@ double Median(std::vector<double> v) {
   return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
+// The median GB/s (or ratio to oneDNN) of `impl` over the repetitions; 0
+// when not measured.
+double MedianOf(const std::map<Impl, std::vector<Sample>>& by_impl, Impl impl, bool ratio) {
+  const auto it = by_impl.find(impl);
+  std::vector<double> v;
+  if (it != by_impl.end()) {
+    for (const Sample& s : it->second) {
+      const double x = ratio ? s.vs_onednn : s.gbps;
+      if (x > 0) v.push_back(x);
+    }
+  }
+  return Median(v);
+}
+
+void PrintCell(double v, int width) {
+  if (v > 0) {
+    std::printf(" %*.2f", width, v);
+  } else {
+    std::printf(" %*s", width, "-");
+  }
+}
+
+// The table of every problem measured at working set `ws` (0: --elements).
+// fast_hwy: the Highway kernel where `fast` is the AVX512_BF16 one.
+void PrintTable(std::int64_t ws) {
+  std::printf("%-4s %-5s %6s %3s | %8s %8s %8s %8s %8s | %6s %6s %6s %7s\n", "dir", "dtype", "d",
+              "thr", "fast", "fast_hwy", "onednn", "torch", "memcpy", "fast/", "hwy/", "torch/",
+              "memcpy/");
+  std::printf("%-4s %-5s %6s %3s | %8s %8s %8s %8s %8s | %6s %6s %6s %7s\n", "", "", "", "", "GB/s",
+              "GB/s", "GB/s", "GB/s", "GB/s", "oneDNN", "oneDNN", "oneDNN", "oneDNN");
+  for (const auto& [key, by_impl] : g_samples) {
+    const auto& [key_ws, backward, bf16, d, threads] = key;
+    if (key_ws != ws) continue;
+    std::printf("%-4s %-5s %6lld %3d |", backward ? "bwd" : "fwd", bf16 ? "bf16" : "f32",
+                static_cast<long long>(d), threads);
+    for (const Impl impl :
+         {Impl::kFast, Impl::kFastHwy, Impl::kOneDnn, Impl::kTorch, Impl::kMemcpy}) {
+      PrintCell(MedianOf(by_impl, impl, false), 8);
+    }
+    std::printf(" |");
+    for (const Impl impl : {Impl::kFast, Impl::kFastHwy, Impl::kTorch}) {
+      PrintCell(MedianOf(by_impl, impl, true), 6);
+    }
+    PrintCell(MedianOf(by_impl, Impl::kMemcpy, true), 7);
+    std::printf("\n");
+  }
+}
+
+// The sweep's curve: one line per problem and working set.
+void PrintCurve() {
+  std::printf("\nbench_kernels sweep: GB/s per working set (bytes one call reads + writes)\n");
+  std::printf("%-4s %-5s %6s %3s %7s | %8s %8s %8s %8s %8s | %6s %6s\n", "dir", "dtype", "d", "thr",
+              "ws MiB", "fast", "fast_hwy", "onednn", "torch", "memcpy", "fast/", "hwy/");
+  std::printf("%-4s %-5s %6s %3s %7s | %8s %8s %8s %8s %8s | %6s %6s\n", "", "", "", "", "", "GB/s",
+              "GB/s", "GB/s", "GB/s", "GB/s", "oneDNN", "oneDNN");
+  std::map<std::tuple<bool, bool, std::int64_t, int, std::int64_t>, const Key*> by_problem;
+  for (const auto& entry : g_samples) {
+    const auto& [ws, backward, bf16, d, threads] = entry.first;
+    by_problem[std::make_tuple(backward, bf16, d, threads, ws)] = &entry.first;
+  }
+  for (const auto& [problem, key] : by_problem) {
+    const auto& [backward, bf16, d, threads, ws] = problem;
+    const auto& by_impl = g_samples.at(*key);
+    std::printf("%-4s %-5s %6lld %3d %7lld |", backward ? "bwd" : "fwd", bf16 ? "bf16" : "f32",
+                static_cast<long long>(d), threads, static_cast<long long>(ws / kMiB));
+    for (const Impl impl :
+         {Impl::kFast, Impl::kFastHwy, Impl::kOneDnn, Impl::kTorch, Impl::kMemcpy}) {
+      PrintCell(MedianOf(by_impl, impl, false), 8);
+    }
+    std::printf(" |");
+    PrintCell(MedianOf(by_impl, Impl::kFast, true), 6);
+    PrintCell(MedianOf(by_impl, Impl::kFastHwy, true), 6);
+    std::printf("\n");
+  }
+}
+
 void PrintSummary() {
   if (g_samples.empty()) return;
   std::printf(
       "\nbench_kernels: medians over the repetitions. GB/s = bytes read + written per call / "
       "time;\n  x/oneDNN = oneDNN's time / x's time, both measured in the same loop (> 1: x is "
-      "faster).\n\n");
-  std::printf("%-4s %-5s %6s %3s | %9s %9s %9s %9s | %7s %7s %7s\n", "dir", "dtype", "d", "thr",
-              "fast", "onednn", "torch", "memcpy", "fast/", "torch/", "memcpy/");
-  std::printf("%-4s %-5s %6s %3s | %9s %9s %9s %9s | %7s %7s %7s\n", "", "", "", "", "GB/s", "GB/s",
-              "GB/s", "GB/s", "oneDNN", "oneDNN", "oneDNN");
-  for (const auto& [key, by_impl] : g_samples) {
-    const auto& [backward, bf16, d, threads] = key;
-    std::printf("%-4s %-5s %6lld %3d |", backward ? "bwd" : "fwd", bf16 ? "bf16" : "f32",
-                static_cast<long long>(d), threads);
-    for (const Impl impl : {Impl::kFast, Impl::kOneDnn, Impl::kTorch, Impl::kMemcpy}) {
-      const auto it = by_impl.find(impl);
-      std::vector<double> v;
-      if (it != by_impl.end()) {
-        for (const Sample& s : it->second) v.push_back(s.gbps);
-      }
-      if (v.empty()) {
-        std::printf(" %9s", "-");
-      } else {
-        std::printf(" %9.2f", Median(v));
-      }
-    }
-    std::printf(" |");
-    for (const Impl impl : {Impl::kFast, Impl::kTorch, Impl::kMemcpy}) {
-      const auto it = by_impl.find(impl);
-      std::vector<double> v;
-      if (it != by_impl.end()) {
-        for (const Sample& s : it->second) {
-          if (s.vs_onednn > 0) v.push_back(s.vs_onednn);
-        }
-      }
-      if (v.empty()) {
-        std::printf(" %7s", "-");
-      } else {
-        std::printf(" %7.2f", Median(v));
-      }
-    }
+      "faster).\n");
+  if (!g_sweep) {
     std::printf("\n");
+    PrintTable(0);
+    return;
   }
+  PrintCurve();
+  const std::int64_t smallest = std::get<0>(g_samples.begin()->first);
+  const std::int64_t largest = std::get<0>(g_samples.rbegin()->first);
+  std::printf("\nAt the smallest working set, %lld MiB:\n",
+              static_cast<long long>(smallest / kMiB));
+  PrintTable(smallest);
+  std::printf("\nAt the largest working set, %lld MiB:\n", static_cast<long long>(largest / kMiB));
+  PrintTable(largest);
 }
 
 // Removes "--elements N" / "--elements=N" from argv; false on a bad value.
@@ -358,6 +459,99 @@ bool TakeElements(int& argc, char** argv) {
   return true;
 }
 
+// Removes "--lnv_sweep" from argv; true if it was there.
+bool TakeSweep(int& argc, char** argv) {
+  bool found = false;
+  for (int i = 1; i < argc; ++i) {
+    if (std::strcmp(argv[i], "--lnv_sweep") != 0) continue;
+    found = true;
+    for (int j = i; j + 1 < argc; ++j) argv[j] = argv[j + 1];
+    --argc;
+    --i;
+  }
+  return found;
+}
+
+// The last-level cache sysconf reports (L3, else L2); 32 MiB if neither.
+std::int64_t ReportedLlcBytes() {
+  long llc = -1;
+#ifdef _SC_LEVEL3_CACHE_SIZE
+  llc = sysconf(_SC_LEVEL3_CACHE_SIZE);
+#endif
+#ifdef _SC_LEVEL2_CACHE_SIZE
+  if (llc <= 0) llc = sysconf(_SC_LEVEL2_CACHE_SIZE);
+#endif
+  return llc > 0 ? static_cast<std::int64_t>(llc) : 32 * kMiB;
+}
+
+// MemAvailable from /proc/meminfo, else the free physical pages.
+std::int64_t AvailableMemoryBytes() {
+  if (std::FILE* f = std::fopen("/proc/meminfo", "r")) {
+    char line[256];
+    long long kib = -1;
+    while (std::fgets(line, sizeof(line), f) != nullptr) {
+      if (std::sscanf(line, "MemAvailable: %lld kB", &kib) == 1) break;
+    }
+    std::fclose(f);
+    if (kib > 0) return static_cast<std::int64_t>(kib) * 1024;
+  }
+  return static_cast<std::int64_t>(sysconf(_SC_AVPHYS_PAGES)) * sysconf(_SC_PAGESIZE);
+}
+
+// 1 MiB, 2 MiB, ... up to the first size >= 2 x the reported LLC, none above
+// a quarter of the available memory (a call's buffers, its reference's and
+// memcpy's take a few times the working set).
+std::vector<std::int64_t> SweepSizes() {
+  const std::int64_t cap = AvailableMemoryBytes() / 4;
+  const std::int64_t goal = 2 * ReportedLlcBytes();
+  std::vector<std::int64_t> sizes;
+  for (std::int64_t ws = kMiB; ws <= cap; ws *= 2) {
+    sizes.push_back(ws);
+    if (ws >= goal) break;
+  }
+  return sizes;
+}
+
+void Register(const Config& cfg) {
+  const bool native = cfg.forward && cfg.dtype == DType::kBF16 && fast::HaveAvx512Bf16LayerNorm();
+  for (const Impl impl : kImpls) {
+    if (impl == Impl::kFastHwy && !native) continue;
+    benchmark::RegisterBenchmark((cfg.Name() + "/" + ImplName(impl)).c_str(), BM_Kernel, cfg, impl)
+        ->UseManualTime()
+        ->Unit(benchmark::kMillisecond);
+  }
+}
+
+void RegisterDefault() {
+  for (const bool forward : {true, false}) {
+    for (const DType dtype : kDTypes) {
+      for (const std::int64_t d : kDims) {
+        for (const int threads : kThreads) Register(Config{forward, dtype, d, threads});
+      }
+    }
+  }
+}
+
+// Sizes outermost, so that each problem's inputs are made once.
+void RegisterSweep() {
+  const std::vector<std::int64_t> sizes = SweepSizes();
+  std::printf(
+      "bench_kernels sweep: reported LLC %lld MiB, available memory %lld MiB, "
+      "working sets %lld to %lld MiB\n",
+      static_cast<long long>(ReportedLlcBytes() / kMiB),
+      static_cast<long long>(AvailableMemoryBytes() / kMiB),
+      static_cast<long long>(sizes.front() / kMiB), static_cast<long long>(sizes.back() / kMiB));
+  for (const std::int64_t ws : sizes) {
+    for (const bool forward : {true, false}) {
+      for (const DType dtype : kDTypes) {
+        for (const std::int64_t d : kSweepDims) {
+          for (const int threads : kThreads) Register(Config{forward, dtype, d, threads, ws});
+        }
+      }
+    }
+  }
+}
+
 }  // namespace
 }  // namespace lnv::bench
 
@@ -368,39 +562,36 @@ int main(int argc, char** argv) {
       std::printf(
           "bench_kernels: fast CPU LayerNorm kernels vs oneDNN, PyTorch ATen and memcpy\n"
           "  --elements N   rows * d of every problem (default %lld)\n"
-          "Benchmark names: fwd|bwd/f32|bf16/d:D/threads:T/fast|onednn|torch|memcpy.\n"
+          "  --lnv_sweep    sweep the working set from 1 MiB to >= 2x the last-level cache\n"
+          "                 (d = 768 and 4096, 1 and 2 threads); --elements does not apply\n"
+          "Benchmark names: [ws:NMiB/]fwd|bwd/f32|bf16/d:D/threads:T/"
+          "fast|onednn|torch|memcpy.\n"
           "Google Benchmark's flags follow.\n\n",
           static_cast<long long>(g_elements));
       break;  // benchmark::Initialize prints its flags and exits
     }
   }
+  g_sweep = TakeSweep(argc, argv);
   if (!TakeElements(argc, argv)) {
     std::fprintf(stderr, "bench_kernels: --elements needs a positive integer\n");
     return 2;
   }
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 2;
-  const std::string fast = lnv::fast::AvailableTargets().front().backend;
+  const std::string fast = lnv::fast::AvailableTargets().front().backend +
+                           (lnv::fast::HaveAvx512Bf16LayerNorm()
+                                ? " (bf16 forward: cpu-fast-avx512bf16, fast_hwy: Highway's)"
+                                : "");
   std::printf("bench_kernels: fast = %s; %s; %s; elements per problem %lld\n", fast.c_str(),
               OneDnnStatus().c_str(), TorchStatus().c_str(), static_cast<long long>(g_elements));
   benchmark::AddCustomContext("fast", fast);
   benchmark::AddCustomContext("onednn", OneDnnStatus());
   benchmark::AddCustomContext("torch", TorchStatus());
   benchmark::AddCustomContext("elements", std::to_string(g_elements));
-  for (const bool forward : {true, false}) {
-    for (const lnv::DType dtype : kDTypes) {
-      for (const std::int64_t d : kDims) {
-        for (const int threads : kThreads) {
-          const Config cfg{forward, dtype, d, threads};
-          for (const Impl impl : kImpls) {
-            benchmark::RegisterBenchmark((cfg.Name() + "/" + ImplName(impl)).c_str(), BM_Kernel,
-                                         cfg, impl)
-                ->UseManualTime()
-                ->Unit(benchmark::kMillisecond);
-          }
-        }
-      }
-    }
+  if (g_sweep) {
+    RegisterSweep();
+  } else {
+    RegisterDefault();
   }
   benchmark::RunSpecifiedBenchmarks();
   benchmark::Shutdown();

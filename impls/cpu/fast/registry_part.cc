@@ -1,9 +1,11 @@
 // Fast CPU kernels and the Eigen kernel: their registry entries. Each fast
 // kernel has one entry per SIMD target this CPU supports (targets.h), per
-// storage dtype; the Eigen kernel one per storage dtype.
+// storage dtype; the native AVX512_BF16 forward one (bf16) where the CPU has
+// that extension; the Eigen kernel one per storage dtype.
 #include <limits>
 #include <string>
 
+#include "impls/cpu/fast/avx512bf16_layer_norm.h"
 #include "impls/cpu/fast/eigen_layer_norm.h"
 #include "impls/cpu/fast/fast_layer_norm.h"
 #include "impls/cpu/fast/fast_rms_norm.h"
@@ -93,6 +95,8 @@ void AppendFastCpuImpls(std::vector<ImplInfo>* impls) {
       impls->push_back(fast::FastRmsNormImpl(target, dtype));
     }
   }
+  // The native bf16 forward, only on a CPU with AVX512_BF16.
+  if (fast::HaveAvx512Bf16LayerNorm()) impls->push_back(fast::Avx512Bf16LayerNormImpl());
   for (const DType dtype : fast::kFastDTypes) impls->push_back(fast::EigenLayerNormImpl(dtype));
 }
 

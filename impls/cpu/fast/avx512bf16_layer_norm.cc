@@ -1,0 +1,373 @@
+// The native AVX512_BF16 LayerNorm forward; the claim is in
+// avx512bf16_layer_norm.h.
+#include "impls/cpu/fast/avx512bf16_layer_norm.h"
+
+#include <immintrin.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <vector>
+
+#include "impls/cpu/fast/driver.h"
+#include "impls/cpu/fast/fast_layer_norm.h"
+#include "impls/cpu/fast/reduction_shape.h"
+#include "impls/cpu/fast/targets.h"
+
+// GCC 12's AVX-512 intrinsics make their "undefined" vectors as
+// `__m512i __Y = __Y;`, which -Wuninitialized flags at every inlined use
+// here (a false positive: those lanes are never read).
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
+
+#define LNV_BF16_TARGET __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,avx512bf16")))
+#define LNV_BF16_INLINE LNV_BF16_TARGET inline __attribute__((always_inline))
+// Lambdas carry the target themselves (they do not inherit the caller's).
+#define LNV_BF16_LAMBDA \
+  __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,avx512bf16"), always_inline))
+
+namespace lnv::fast {
+namespace {
+
+constexpr std::int64_t kLanes = 16;
+constexpr std::int64_t kColumns = kAccumulators * kLanes;
+constexpr std::int64_t kBlock = kStepsPerBlock * kColumns;
+
+// The columns of K rows' sums.
+template <int K>
+struct Acc {
+  __m512 v[K][kAccumulators];
+};
+
+LNV_BF16_INLINE __mmask16 FirstN16(std::int64_t n) {
+  return static_cast<__mmask16>((1u << n) - 1u);
+}
+
+// n (1 to 16) bf16 values from p, widened exactly to fp32; lanes >= n are 0.
+LNV_BF16_INLINE __m512 LoadBf16(const std::uint16_t* p, std::int64_t n) {
+  const __m256i bits = n == kLanes ? _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p))
+                                   : _mm256_maskz_loadu_epi16(FirstN16(n), p);
+  return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(bits), 16));
+}
+
+// One block's columns (reduction_shape.h) for K rows at once (independent
+// chains, the same shape each): element i of [begin, end) goes to
+// accumulator ((i - begin) / 16) mod 8, added serially from zero.
+// term(i, n, t) sets t[k], row k's term for elements [i, i + n).
+template <int K, class Term>
+LNV_BF16_INLINE Acc<K> BlockSum(std::int64_t begin, std::int64_t end, const Term& term) {
+  __m512 acc[K][kAccumulators];
+#pragma GCC unroll 2
+  for (int k = 0; k < K; ++k) {
+#pragma GCC unroll 8
+    for (std::int64_t a = 0; a < kAccumulators; ++a) acc[k][a] = _mm512_setzero_ps();
+  }
+  __m512 t[K];
+  std::int64_t i = begin;
+  for (; i + kColumns <= end; i += kColumns) {
+#pragma GCC unroll 8
+    for (std::int64_t a = 0; a < kAccumulators; ++a) {
+      term(i + a * kLanes, kLanes, t);
+#pragma GCC unroll 2
+      for (int k = 0; k < K; ++k) acc[k][a] = _mm512_add_ps(acc[k][a], t[k]);
+    }
+  }
+  // The tail: fewer than 8 vectors, the last maybe partial (unrolled, so
+  // that the accumulators stay in registers).
+#pragma GCC unroll 8
+  for (std::int64_t a = 0; a < kAccumulators; ++a) {
+    if (i >= end) break;
+    const std::int64_t n = std::min(kLanes, end - i);
+    term(i, n, t);
+#pragma GCC unroll 2
+    for (int k = 0; k < K; ++k) acc[k][a] = _mm512_add_ps(acc[k][a], t[k]);
+    i += n;
+  }
+  Acc<K> out;
+#pragma GCC unroll 2
+  for (int k = 0; k < K; ++k) {
+#pragma GCC unroll 8
+    for (std::int64_t a = 0; a < kAccumulators; ++a) out.v[k][a] = acc[k][a];
+  }
+  return out;
+}
+
+// Blocks [b0, b1) merged as the Highway kernels' binary counter does: the
+// first 2^k blocks (2^k the largest power of two below the count) as a
+// balanced tree, plus the rest merged the same way.
+template <int K, class Term>
+LNV_BF16_TARGET Acc<K> RangeSum(std::int64_t b0, std::int64_t b1, std::int64_t d,
+                                const Term& term) {
+  const std::int64_t n = b1 - b0;
+  if (n == 1) return BlockSum<K>(b0 * kBlock, std::min(b1 * kBlock, d), term);
+  std::int64_t half = 1;
+  while (2 * half < n) half *= 2;
+  Acc<K> left = RangeSum<K>(b0, b0 + half, d, term);
+  const Acc<K> right = RangeSum<K>(b0 + half, b1, d, term);
+#pragma GCC unroll 2
+  for (int k = 0; k < K; ++k) {
+#pragma GCC unroll 8
+    for (std::int64_t a = 0; a < kAccumulators; ++a) {
+      left.v[k][a] = _mm512_add_ps(left.v[k][a], right.v[k][a]);
+    }
+  }
+  return left;
+}
+
+// Accumulators pairwise ((a0 + a1) + (a2 + a3)) + ((a4 + a5) + (a6 + a7)),
+// then the lanes by folding halves. Written out: a loop here kept the
+// accumulators in memory.
+static_assert(kAccumulators == 8, "Reduce adds eight accumulators");
+LNV_BF16_INLINE float Reduce(const __m512 (&a)[kAccumulators]) {
+  const __m512 v =
+      _mm512_add_ps(_mm512_add_ps(_mm512_add_ps(a[0], a[1]), _mm512_add_ps(a[2], a[3])),
+                    _mm512_add_ps(_mm512_add_ps(a[4], a[5]), _mm512_add_ps(a[6], a[7])));
+  const __m256 h8 = _mm256_add_ps(_mm512_castps512_ps256(v), _mm512_extractf32x8_ps(v, 1));
+  const __m128 h4 = _mm_add_ps(_mm256_castps256_ps128(h8), _mm256_extractf128_ps(h8, 1));
+  const __m128 h2 = _mm_add_ps(h4, _mm_movehl_ps(h4, h4));
+  const __m128 h1 = _mm_add_ss(h2, _mm_shuffle_ps(h2, h2, 1));
+  return _mm_cvtss_f32(h1);
+}
+
+// K rows' sums, each in the tree shape; out[k] is row k's.
+template <int K, class Term>
+LNV_BF16_INLINE void TreeSums(std::int64_t d, const Term& term, float* out) {
+  const std::int64_t blocks = (d + kBlock - 1) / kBlock;
+  const Acc<K> total = blocks == 1 ? BlockSum<K>(0, d, term) : RangeSum<K>(0, blocks, d, term);
+#pragma GCC unroll 2
+  for (int k = 0; k < K; ++k) out[k] = Reduce(total.v[k]);
+}
+
+// f32 -> bf16, round to nearest even, NaN quieted: for the pairs the
+// instruction would flush.
+std::uint16_t RneBf16(float f) {
+  std::uint32_t b;
+  std::memcpy(&b, &f, sizeof(b));
+  if (std::isnan(f)) return static_cast<std::uint16_t>((b | 0x00400000u) >> 16);
+  return static_cast<std::uint16_t>((b + 0x7FFFu + ((b >> 16) & 1u)) >> 16);
+}
+
+// bf16 bits, RNE, of 32 consecutive values of y given as their even
+// (elements 0, 2, ..., 30) and odd elements: the instruction, then the
+// words interleaved; pairs holding a subnormal are rounded in integers.
+LNV_BF16_INLINE __m512i PackRne(__m512 even, __m512 odd) {
+  const __m512i idx = _mm512_set_epi16(31, 15, 30, 14, 29, 13, 28, 12, 27, 11, 26, 10, 25, 9, 24, 8,
+                                       23, 7, 22, 6, 21, 5, 20, 4, 19, 3, 18, 2, 17, 1, 16, 0);
+  const __m512i halves = reinterpret_cast<__m512i>(_mm512_cvtne2ps_pbh(odd, even));
+  constexpr int kSubnormal = 0x20;
+  const __mmask16 sub =
+      _mm512_fpclass_ps_mask(even, kSubnormal) | _mm512_fpclass_ps_mask(odd, kSubnormal);
+  if (__builtin_expect(sub == 0, 1)) return _mm512_permutexvar_epi16(idx, halves);
+  alignas(64) float e[16], o[16];
+  alignas(64) std::uint16_t bits[32];
+  _mm512_store_ps(e, even);
+  _mm512_store_ps(o, odd);
+  for (int j = 0; j < 16; ++j) {
+    bits[2 * j] = RneBf16(e[j]);
+    bits[2 * j + 1] = RneBf16(o[j]);
+  }
+  return _mm512_load_si512(bits);
+}
+
+// The even and odd elements of 32 bf16 values, exactly in fp32.
+LNV_BF16_INLINE __m512 Even(__m512i v) { return _mm512_castsi512_ps(_mm512_slli_epi32(v, 16)); }
+LNV_BF16_INLINE __m512 Odd(__m512i v) {
+  return _mm512_castsi512_ps(_mm512_and_si512(v, _mm512_set1_epi32(-65536)));
+}
+
+LNV_BF16_INLINE __mmask32 FirstN32(std::int64_t n) {
+  return static_cast<__mmask32>((std::uint64_t{1} << n) - 1);
+}
+
+// n (1 to 32) bf16 values from p; lanes >= n are 0.
+LNV_BF16_INLINE __m512i Load32(const std::uint16_t* p, std::int64_t n) {
+  return n == 32 ? _mm512_loadu_si512(p) : _mm512_maskz_loadu_epi16(FirstN32(n), p);
+}
+
+// One row's statistics, as the harness reads them.
+struct Stats {
+  float mean = 0;
+  float rstd = 0;
+  bool finite = false;  // var + eps finite; otherwise the row is the fallback's
+};
+
+// y = gamma * ((x - mean) * rstd) + beta over K rows (one pass: gamma and
+// beta widened once for all of them), 32 elements a step. The arithmetic is
+// elementwise, so computing on even and odd elements changes no bit.
+template <int K, bool kGamma, bool kBeta>
+LNV_BF16_TARGET void WriteRows(const std::uint16_t* const* x, const std::uint16_t* gamma,
+                               const std::uint16_t* beta, std::int64_t d, const Stats* st,
+                               std::uint16_t* const* y) {
+  __m512 vmean[K], vrstd[K];
+#pragma GCC unroll 2
+  for (int k = 0; k < K; ++k) {
+    vmean[k] = _mm512_set1_ps(st[k].mean);
+    vrstd[k] = _mm512_set1_ps(st[k].rstd);
+  }
+  for (std::int64_t i = 0; i < d; i += 32) {
+    const std::int64_t n = std::min<std::int64_t>(32, d - i);
+    const __m512i gv = kGamma ? Load32(gamma + i, n) : _mm512_setzero_si512();
+    const __m512i bv = kBeta ? Load32(beta + i, n) : _mm512_setzero_si512();
+    const __m512 g[2] = {Even(gv), Odd(gv)};
+    const __m512 b[2] = {Even(bv), Odd(bv)};
+#pragma GCC unroll 2
+    for (int k = 0; k < K; ++k) {
+      const __m512i xv = Load32(x[k] + i, n);
+      __m512 out[2] = {Even(xv), Odd(xv)};
+#pragma GCC unroll 2
+      for (int h = 0; h < 2; ++h) {
+        const __m512 xhat = _mm512_mul_ps(_mm512_sub_ps(out[h], vmean[k]), vrstd[k]);
+        if constexpr (kGamma && kBeta) {
+          out[h] = _mm512_fmadd_ps(g[h], xhat, b[h]);
+        } else if constexpr (kGamma) {
+          out[h] = _mm512_mul_ps(g[h], xhat);
+        } else if constexpr (kBeta) {
+          out[h] = _mm512_add_ps(xhat, b[h]);
+        } else {
+          out[h] = xhat;
+        }
+      }
+      const __m512i packed = PackRne(out[0], out[1]);
+      if (n == 32) {
+        _mm512_storeu_si512(y[k] + i, packed);
+      } else {
+        _mm512_mask_storeu_epi16(y[k] + i, FirstN32(n), packed);
+      }
+    }
+  }
+}
+
+template <int K>
+LNV_BF16_TARGET void WriteRows(const ForwardArgs& a, const std::uint16_t* const* x, const Stats* st,
+                               std::uint16_t* const* y) {
+  const auto* g = static_cast<const std::uint16_t*>(a.gamma);
+  const auto* b = static_cast<const std::uint16_t*>(a.beta);
+  if (g != nullptr && b != nullptr) return WriteRows<K, true, true>(x, g, b, a.d, st, y);
+  if (g != nullptr) return WriteRows<K, true, false>(x, g, b, a.d, st, y);
+  if (b != nullptr) return WriteRows<K, false, true>(x, g, b, a.d, st, y);
+  WriteRows<K, false, false>(x, g, b, a.d, st, y);
+}
+
+// Row r by the Highway AVX-512 kernel (non-finite var + eps).
+void FallbackRow(const ForwardArgs& a, std::int64_t r) {
+  ForwardArgs one = a;
+  one.rows = 1;
+  one.x = static_cast<const std::uint16_t*>(a.x) + r * a.d;
+  one.y = static_cast<std::uint16_t*>(a.y) + r * a.d;
+  one.mean = a.mean != nullptr ? a.mean + r : nullptr;
+  one.rstd = a.rstd != nullptr ? a.rstd + r : nullptr;
+  AvailableTargets().front().layer_norm.forward[FastDTypeIndex(DType::kBF16)](&one);
+}
+
+// Rows r, r + 1, ..., r + K - 1: their statistics in K independent chains
+// (one row's final reductions overlap the other's), then one write pass.
+template <int K>
+LNV_BF16_TARGET void RowGroup(const ForwardArgs& a, std::int64_t r) {
+  const std::int64_t d = a.d;
+  const float n = static_cast<float>(d);
+  const std::uint16_t* x[K];
+  std::uint16_t* y[K];
+#pragma GCC unroll 2
+  for (int k = 0; k < K; ++k) {
+    x[k] = static_cast<const std::uint16_t*>(a.x) + (r + k) * d;
+    y[k] = static_cast<std::uint16_t*>(a.y) + (r + k) * d;
+  }
+  // The rows after these, prefetched while their deviations are summed.
+  const std::uint16_t* next = x[K - 1] + d;
+  const std::int64_t next_len = std::min<std::int64_t>(K, a.rows - r - K) * d;
+  float sum[K], m2[K];
+  TreeSums<K>(
+      d,
+      [&x](std::int64_t i, std::int64_t m, __m512* t) LNV_BF16_LAMBDA {
+#pragma GCC unroll 2
+        for (int k = 0; k < K; ++k) t[k] = LoadBf16(x[k] + i, m);
+      },
+      sum);
+  __m512 vmean[K];
+  Stats st[K];
+#pragma GCC unroll 2
+  for (int k = 0; k < K; ++k) {
+    st[k].mean = sum[k] / n;
+    vmean[k] = _mm512_set1_ps(st[k].mean);
+  }
+  TreeSums<K>(
+      d,
+      [&x, &vmean, next, next_len](std::int64_t i, std::int64_t m, __m512* t) LNV_BF16_LAMBDA {
+        // The next K rows to L2, K lines of them per line of these.
+        if (i % 32 == 0) {
+#pragma GCC unroll 2
+          for (int k = 0; k < K; ++k) {
+            if (K * i + 32 * k < next_len) _mm_prefetch(next + K * i + 32 * k, _MM_HINT_T1);
+          }
+        }
+#pragma GCC unroll 2
+        for (int k = 0; k < K; ++k) {
+          const __m512 dev = _mm512_sub_ps(LoadBf16(x[k] + i, m), vmean[k]);
+          t[k] = _mm512_maskz_mul_ps(FirstN16(m), dev, dev);
+        }
+      },
+      m2);
+  bool all_finite = true;
+#pragma GCC unroll 2
+  for (int k = 0; k < K; ++k) {
+    const float q = m2[k] / n + a.eps;
+    st[k].finite = std::isfinite(q);
+    all_finite = all_finite && st[k].finite;
+    st[k].rstd = 1.f / std::sqrt(q);
+  }
+#pragma GCC unroll 2
+  for (int k = 0; k < K; ++k) {
+    if (!st[k].finite) {
+      FallbackRow(a, r + k);
+      continue;
+    }
+    if (a.mean != nullptr) a.mean[r + k] = st[k].mean;
+    if (a.rstd != nullptr) a.rstd[r + k] = st[k].rstd;
+    if (!all_finite) WriteRows<1>(a, &x[k], &st[k], &y[k]);
+  }
+  if (all_finite) WriteRows<K>(a, x, st, y);
+}
+
+void Rows(const ForwardArgs& a, WorkQueue& queue, float* /*scratch*/) {
+  WorkItem item;
+  while (queue.Next(&item)) {
+    std::int64_t r = item.row_begin;
+    for (; r + 2 <= item.row_end; r += 2) RowGroup<2>(a, r);
+    if (r < item.row_end) RowGroup<1>(a, r);
+  }
+}
+
+// cpuid's flags; the Highway target check adds that the OS saves the
+// AVX-512 state (xgetbv), which __builtin_cpu_supports does not look at.
+bool Detect() {
+  __builtin_cpu_init();
+  const std::vector<TargetKernels>& targets = AvailableTargets();
+  return __builtin_cpu_supports("avx512bf16") && __builtin_cpu_supports("avx512bw") &&
+         __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl") &&
+         targets.front().backend == "cpu-fast-avx512";
+}
+
+}  // namespace
+
+bool HaveAvx512Bf16LayerNorm() {
+  static const bool have = Detect();
+  return have;
+}
+
+int Avx512Bf16LayerNormForward(const ForwardArgs* args) {
+  return RunForward(args, Norm::kLayerNorm, &Rows);
+}
+
+ImplInfo Avx512Bf16LayerNormImpl() {
+  const TargetKernels& avx512 = AvailableTargets().front();
+  ImplInfo info = FastLayerNormImpl(avx512, DType::kBF16);
+  info.name = "bf16/two_pass_tree/cpu-fast-avx512bf16";
+  info.forward = &Avx512Bf16LayerNormForward;
+  info.source = "impls/cpu/fast/avx512bf16_layer_norm.h";
+  return info;
+}
+
+}  // namespace lnv::fast

@@ -1,0 +1,61 @@
+// Native AVX512_BF16 LayerNorm forward for bf16 storage: the fast kernel's
+// algorithm with hand-written AVX-512 intrinsics, rounding y with the CPU's
+// bf16 conversion (vcvtne2ps2bf16), one more registry entry beside the
+// Highway ones: `bf16/two_pass_tree/cpu-fast-avx512bf16`, listed only on a
+// CPU with AVX512_BF16 (and Highway's AVX-512 target, which it falls back
+// on). Debian's Highway 1.0.3 has no target with native bf16, so this is a
+// function with __attribute__((target(...))), chosen at run time from cpuid.
+//
+// Algorithm: two-pass, as fast_layer_norm.h. mean = sum(x) / d; var =
+//   sum((x - mean)^2) / d, both sums in the tree shape of reduction_shape.h
+//   (16 lanes, 8 accumulators, blocks of 8 steps), blocks merged in the tree
+//   of the Highway kernels' binary counter (depth ceil(log2(blocks))),
+//   accumulators pairwise, lanes by folding halves; rstd =
+//   1 / sqrt(var + eps) in fp32; y = gamma * ((x - mean) * rstd) + beta, one
+//   FMA. Rows go two at a time (two independent chains of sums, one write
+//   pass sharing gamma's and beta's loads); x widened from bf16 in each pass
+//   (loads exact); the write computes on the even and odd elements of 32
+//   (one shift or mask each, no widening shuffle) and interleaves the
+//   converted halves with one word permutation.
+// Accumulation: fp32. y rounded once into bf16 by vcvtne2ps2bf16, which is
+//   round-to-nearest-even for normal, zero, infinite and NaN (quieted)
+//   values, but turns an fp32 subnormal into a signed zero (measured on an
+//   AMD EPYC with AVX512_BF16: 0x000ae398 gives 0x0000 where RNE gives
+//   0x000b). Pairs of vectors holding a subnormal (vfpclassps) are therefore
+//   rounded again in integer arithmetic (RNE, NaN quieted), so every y is
+//   RNE. mean/rstd are the fp32 values the kernel used.
+// Rows whose var + eps is not finite (overflowed sums, NaN or +-inf in x):
+//   that row is computed by the Highway AVX-512 bf16 forward
+//   (`bf16/two_pass_tree/cpu-fast-avx512`), which rescales finite rows
+//   (row_scaling.h) and gives NaN rows for non-finite ones.
+// Backward: the Highway AVX-512 bf16 backward, unchanged (fast_layer_norm.h).
+// Threads: OpenMP over rows through driver.h; each row is computed by itself,
+//   so the bits do not depend on the thread count.
+// Claimed bound: as fast_layer_norm.h, tree model with chunk = kStepsPerBlock:
+//   longest rounding chain k = min(d - 1, 8 + ceil(log2(ceil(d / 8)))).
+// Valid range: every finite input (max_row_sumsq = +inf), through the
+//   fallback above; d < 2^43. Backward: as fast_layer_norm.h.
+// Bits: the same reduction shape and arithmetic as the Highway AVX-512 bf16
+//   forward, so the same y, mean and rstd bits (avx512bf16_layer_norm_test.cc
+//   checks every row length class, subnormal results and the fallback rows).
+#ifndef LNV_IMPLS_CPU_FAST_AVX512BF16_LAYER_NORM_H_
+#define LNV_IMPLS_CPU_FAST_AVX512BF16_LAYER_NORM_H_
+
+#include "impls/api.h"
+#include "impls/registry.h"
+
+namespace lnv::fast {
+
+// True when this CPU runs the kernel (AVX512_BF16 and Highway's AVX-512
+// target).
+bool HaveAvx512Bf16LayerNorm();
+
+// The ABI forward (bf16 storage only). Call only when the above is true.
+int Avx512Bf16LayerNormForward(const ForwardArgs* args);
+
+// The registry entry. Call only when HaveAvx512Bf16LayerNorm().
+ImplInfo Avx512Bf16LayerNormImpl();
+
+}  // namespace lnv::fast
+
+#endif  // LNV_IMPLS_CPU_FAST_AVX512BF16_LAYER_NORM_H_

@@ -1,0 +1,146 @@
+// The native AVX512_BF16 forward gives the Highway AVX-512 bf16 forward's
+// bits: the same reduction shape and arithmetic, y rounded to nearest even
+// (subnormal results too, which the bare instruction flushes to zero), and
+// the fallback for rows whose statistics overflow or are NaN. Skipped on a
+// CPU without AVX512_BF16.
+#include "impls/cpu/fast/avx512bf16_layer_norm.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "impls/cpu/fast/targets.h"
+#include "impls/registry.h"
+
+namespace lnv::fast {
+namespace {
+
+std::uint16_t Bf16Bits(float f) {  // RNE; the inputs here are never NaN
+  std::uint32_t b;
+  std::memcpy(&b, &f, sizeof(b));
+  return static_cast<std::uint16_t>((b + 0x7FFFu + ((b >> 16) & 1u)) >> 16);
+}
+
+struct Result {
+  std::vector<std::uint16_t> y;
+  std::vector<float> mean, rstd;
+  int rc = -1;
+};
+
+Result Forward(ForwardFn fn, const std::vector<std::uint16_t>& x,
+               const std::vector<std::uint16_t>* g, const std::vector<std::uint16_t>* b,
+               std::int64_t rows, std::int64_t d) {
+  Result r;
+  r.y.assign(x.size(), 0xFFFF);
+  r.mean.assign(rows, -1.f);
+  r.rstd.assign(rows, -1.f);
+  ForwardArgs a{};
+  a.rows = rows;
+  a.d = d;
+  a.x = x.data();
+  a.gamma = g != nullptr ? g->data() : nullptr;
+  a.beta = b != nullptr ? b->data() : nullptr;
+  a.eps = 1e-5f;
+  a.y = r.y.data();
+  a.mean = r.mean.data();
+  a.rstd = r.rstd.data();
+  r.rc = fn(&a);
+  return r;
+}
+
+std::vector<std::uint16_t> Random(std::int64_t n, float mean, float spread, std::uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::normal_distribution<float> normal;
+  std::vector<std::uint16_t> v(static_cast<std::size_t>(n));
+  for (auto& e : v) e = Bf16Bits(mean + spread * normal(rng));
+  return v;
+}
+
+// Both kernels on the same inputs, with and without gamma and beta.
+void ExpectHighwayBits(const std::vector<std::uint16_t>& x, const std::vector<std::uint16_t>& g,
+                       const std::vector<std::uint16_t>& b, std::int64_t rows, std::int64_t d,
+                       const std::string& what) {
+  const ForwardFn highway =
+      AvailableTargets().front().layer_norm.forward[FastDTypeIndex(DType::kBF16)];
+  for (int mask = 0; mask < 4; ++mask) {
+    const auto* gp = (mask & 1) != 0 ? &g : nullptr;
+    const auto* bp = (mask & 2) != 0 ? &b : nullptr;
+    const Result want = Forward(highway, x, gp, bp, rows, d);
+    const Result got = Forward(&Avx512Bf16LayerNormForward, x, gp, bp, rows, d);
+    const std::string at = what + " d=" + std::to_string(d) + " params=" + std::to_string(mask);
+    ASSERT_EQ(got.rc, 0) << at;
+    EXPECT_TRUE(got.y == want.y) << at << ": y";
+    EXPECT_EQ(std::memcmp(got.mean.data(), want.mean.data(), rows * sizeof(float)), 0) << at;
+    EXPECT_EQ(std::memcmp(got.rstd.data(), want.rstd.data(), rows * sizeof(float)), 0) << at;
+  }
+}
+
+TEST(Avx512Bf16LayerNorm, IsRegisteredExactlyWhenTheCpuHasAvx512Bf16) {
+  const ImplInfo* reg = FindImpl("bf16/two_pass_tree/cpu-fast-avx512bf16");
+  EXPECT_EQ(reg != nullptr, HaveAvx512Bf16LayerNorm());
+}
+
+TEST(Avx512Bf16LayerNorm, GivesTheHighwayKernelsBitsOnEveryRowLength) {
+  if (!HaveAvx512Bf16LayerNorm()) GTEST_SKIP() << "no AVX512_BF16";
+  for (const std::int64_t d : {1,   2,    15,   16,   17,   31,   32,   33,   127,  128,  129,
+                               768, 1023, 1024, 1025, 2047, 2049, 3072, 4096, 5000, 7169, 9217}) {
+    const std::int64_t rows = 5;
+    const auto x = Random(rows * d, 3.f, 2.f, static_cast<std::uint64_t>(d));
+    const auto g = Random(d, 1.f, 0.25f, 7);
+    const auto b = Random(d, 0.f, 0.5f, 8);
+    ExpectHighwayBits(x, g, b, rows, d, "normal");
+  }
+}
+
+// Batches large enough to run on every thread, an odd count of rows (the
+// last one alone): each row's bits are its own.
+TEST(Avx512Bf16LayerNorm, GivesTheHighwayKernelsBitsOnLargeBatches) {
+  if (!HaveAvx512Bf16LayerNorm()) GTEST_SKIP() << "no AVX512_BF16";
+  for (const std::int64_t d : {768, 4096}) {
+    const std::int64_t rows = 301;
+    const auto x = Random(rows * d, -1.f, 3.f, static_cast<std::uint64_t>(d) + 1);
+    const auto g = Random(d, 1.f, 0.25f, 9);
+    const auto b = Random(d, 0.f, 0.5f, 10);
+    ExpectHighwayBits(x, g, b, rows, d, "large batch");
+  }
+}
+
+// gamma ~ 2^-130: every y is an fp32 subnormal, which vcvtne2ps2bf16 alone
+// would flush to zero.
+TEST(Avx512Bf16LayerNorm, RoundsSubnormalResultsToNearestEven) {
+  if (!HaveAvx512Bf16LayerNorm()) GTEST_SKIP() << "no AVX512_BF16";
+  const std::int64_t d = 768;
+  const std::int64_t rows = 3;
+  const auto x = Random(rows * d, 0.f, 1.f, 3);
+  auto g = Random(d, 1.f, 0.25f, 4);
+  for (auto& e : g) e = Bf16Bits(std::ldexp(1.5f, -130));
+  const std::vector<std::uint16_t> b(d, 0);
+  const Result got = Forward(&Avx512Bf16LayerNormForward, x, &g, &b, rows, d);
+  int subnormal = 0;
+  for (const std::uint16_t y : got.y) subnormal += (y & 0x7F80u) == 0 && (y & 0x7Fu) != 0;
+  EXPECT_GT(subnormal, rows * d / 2);  // not vacuous: most outputs are subnormal
+  ExpectHighwayBits(x, g, b, rows, d, "subnormal y");
+}
+
+// Rows the fallback computes: fp32 sums that overflow, +-inf and NaN.
+TEST(Avx512Bf16LayerNorm, GivesTheHighwayBitsOnOverflowingAndNonFiniteRows) {
+  if (!HaveAvx512Bf16LayerNorm()) GTEST_SKIP() << "no AVX512_BF16";
+  const std::int64_t d = 768;
+  const std::int64_t rows = 4;
+  auto x = Random(rows * d, 0.f, 1.f, 5);
+  for (std::int64_t i = 0; i < d; i += 3) x[i] = Bf16Bits(i % 2 ? 3e38f : -2e38f);  // row 0
+  x[d + 5] = Bf16Bits(std::numeric_limits<float>::infinity());                      // row 1
+  x[2 * d + 7] = 0x7FC0;                                                            // row 2: NaN
+  const auto g = Random(d, 1.f, 0.25f, 6);
+  const auto b = Random(d, 0.f, 0.5f, 7);
+  ExpectHighwayBits(x, g, b, rows, d, "non-finite statistics");
+}
+
+}  // namespace
+}  // namespace lnv::fast

@@ -12,7 +12,7 @@ usage() {
 usage: fuzz/overnight.sh [options]
 
 Runs fuzz_ln (the clang `fuzz-fast` preset by default: libFuzzer and UBSan
-without ASan, several times the inputs per second; built first) with -fork=JOBS and
+without ASan; built first) with -fork=JOBS, -entropic=0 (see --entropic) and
 -ignore_crashes=1 for the given time in a work folder, then:
   1. merges the new inputs into WORK/corpus (libFuzzer -merge=1, set cover);
   2. runs every crash/timeout/oom input once and groups them by finding key
@@ -42,6 +42,10 @@ Options:
   --no-known      trap on the known findings too (fuzz/known_findings.txt)
   --preset NAME   the build: fuzz-fast (default; no ASan) or fuzz (ASan + UBSan,
                   as CI: also catches memory errors, at a fraction of the rate)
+  --entropic 0|1  libFuzzer's entropic power schedule (default 0: with this
+                  target's many features its bookkeeping takes most of the
+                  loop, and turning it off gives about 3x the inputs per
+                  second; fuzz/README.md, Speed)
   --no-build      use the existing build of the preset
   --help          this text
 
@@ -64,6 +68,7 @@ minimize_s=30
 known="$root/fuzz/known_findings.txt"
 build=1
 preset=fuzz-fast
+entropic=0
 while (($# > 0)); do
   case "$1" in
     --help) usage; exit 0 ;;
@@ -82,6 +87,7 @@ while (($# > 0)); do
     --no-known) known=""; shift ;;
     --preset) [[ $# -ge 2 && "$2" =~ ^(fuzz|fuzz-fast)$ ]] || die_usage "--preset is fuzz or fuzz-fast"
               preset="$2"; shift 2 ;;
+    --entropic) [[ $# -ge 2 && "$2" =~ ^[01]$ ]] || die_usage "--entropic is 0 or 1"; entropic="$2"; shift 2 ;;
     --no-build) build=0; shift ;;
     *) die_usage "unknown option $1" ;;
   esac
@@ -106,7 +112,8 @@ export LNV_FUZZ_MAX_D="$max_d" LNV_FUZZ_IMPLS="$impls" LNV_FUZZ_KNOWN_FINDINGS="
 # Heap allocation stacks cost the oracle's big integers a fifth of the time;
 # the morning's re-runs below keep the full context.
 fast_asan="${ASAN_OPTIONS:-malloc_context_size=0}"
-common=(-max_len=16384 "-dict=$root/fuzz/fuzz_ln.dict" "-timeout=$timeout" "-rss_limit_mb=$rss_mb")
+common=(-max_len=16384 "-dict=$root/fuzz/fuzz_ln.dict" "-timeout=$timeout" "-rss_limit_mb=$rss_mb"
+  "-entropic=$entropic")
 corpus_before="$(find "$work/corpus" -type f | wc -l)"
 
 say "fuzzing for ${seconds} s with ${jobs} jobs, seed ${seed}, d <= ${max_d}, kernels '${impls:-default}'"

@@ -24,7 +24,8 @@ namespace {
   const double ulp = std::bit_cast<double>(static_cast<std::uint64_t>(e - p + 1 + 1023) << 52);
   const double c = ulp * 0x1.8p52;
   const double r = (m + c) - c;
-  return r >= top ? HUGE_VAL : r;
+  // m at or past 2^(emax+1) is +inf, and is not shifted: c would overflow.
+  return (m >= top) | (r >= top) ? HUGE_VAL : r;
 }
 
 // The decision of fast_rows.h for v within e; returns the rounded value.
@@ -53,7 +54,11 @@ double Top(FloatFormat f) { return std::ldexp(1.0, f.emax + 1); }
   TwoSum(x, -op.mh, &s, &t);
   const double c = t - op.ml;
   const double e = kU * std::fabs(c) + kU * std::fabs(op.ml) + op.me + 2 * kTiny;
-  return {s, c, std::isfinite(s) ? e : HUGE_VAL};
+  // s + c need not be a normalized double-word (x_i near mh: s = 0, c = -ml),
+  // which MulEdd's bound assumes: TwoSum makes it one, exactly.
+  double h, l;
+  TwoSum(s, c, &h, &l);
+  return {h, l, std::isfinite(s) ? e : HUGE_VAL};
 }
 
 // n = x - mu in binary64: x - mh rounded, with |mu - mh| <= |ml| + 2u |ml|

@@ -47,7 +47,10 @@ TEST(FastRounding, RoundMagnitudeIsRoundToFormatOnEdgesAndRandomValues) {
                             min_sub * 1.5,  // a tie to 2 min_sub
                             std::nextafter(min_sub / 2, 1.0),
                             std::ldexp(1.0, f.emin),
-                            std::ldexp(1.0, f.emin) - min_sub / 2};
+                            std::ldexp(1.0, f.emin) - min_sub / 2,
+                            0x1p995,  // far past the range: the shifter must not overflow
+                            1e300,
+                            DBL_MAX};
     for (double m : edges) {
       EXPECT_EQ(RoundMagnitude(m, f), RoundToFormat(m, f)) << std::hexfloat << m;
     }
@@ -82,6 +85,31 @@ TEST(FastRounding, RoundDoubleWordRoundsTheExactSumTiesIncluded) {
     }
   }
   EXPECT_GT(ties, 100000);
+  for (FloatFormat f : kFormats) {  // past the format's range: +-inf, never NaN
+    for (double h : {0x1p990, 1e300, -1e300}) {
+      double got = 0.0;
+      if (RoundDoubleWord(h, 0.0, f, &got)) EXPECT_EQ(got, std::copysign(HUGE_VAL, h)) << h;
+    }
+  }
+}
+
+// A review found this: dbeta's exact double-word sum past the format's
+// range went through the shifter, which overflowed to NaN.
+TEST(FastRounding, ADbetaPastTheFormatsRangeIsInfinityOnBothPaths) {
+  const std::vector<double> x = {1.0, 2.0, 4.0}, dy = {1e300, -2.0, 0.5};
+  OracleProblem p;
+  p.rows = 1;
+  p.d = 3;
+  p.x = x;
+  p.dy = dy;
+  p.eps = 1e-5;
+  for (bool fast : {true, false}) {
+    OracleOptions o;
+    o.fast_path = fast;
+    const OracleBackwardResult r = OracleBackward(p, o);
+    EXPECT_EQ(r.dbeta[0].rounded, HUGE_VAL) << "fast path " << fast;
+    EXPECT_EQ(r.dbeta[1].rounded, -2.0);
+  }
 }
 
 // A row of d values of one of the adversarial families.

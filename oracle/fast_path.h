@@ -91,6 +91,17 @@ inline Edd NegEdd(Edd a) { return {-a.hi, -a.lo, a.e}; }
   return {h, l, ma * b.e + mb * a.e + a.e * b.e + 8 * kU2 * ma * mb + 8 * kTiny};
 }
 
+// gamma_n = n u / (1 - n u) (Higham, ASNA 2nd ed., §3.1).
+inline double GammaN(double n) { return n * kU / (1.0 - n * kU); }
+
+// 1/d as a double-word: |1/d - (ih + il)| <= 2u^2/d.
+inline Edd InverseOf(std::int64_t d) {
+  const double dd = static_cast<double>(d);
+  const double ih = 1.0 / dd;
+  const double il = -std::fma(ih, dd, -1.0) / dd;
+  return {ih, il, 2 * kU2 * ih};
+}
+
 // Collapses to one double (one more rounding).
 inline Ed ToEd(Edd a) {
   const double v = a.hi + a.lo;

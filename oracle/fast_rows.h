@@ -28,7 +28,6 @@ namespace lnv::oracle_internal {
 // TwoSum(x_i, -mh) - ml, within u |its low word| + u |ml| + me + 2^-1073
 // (Row::NFastWord's rule), or as x_i - mh in binary64 (NError()).
 struct RowOperands {
-  bool layer = true;
   double mh = 0.0, ml = 0.0, me = 0.0;
   double rh = 0.0, rl = 0.0, re = 0.0;
 };

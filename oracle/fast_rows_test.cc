@@ -23,6 +23,8 @@ using Int = BoostBackend::Int;
 using R = Rat<Int>;
 
 constexpr FloatFormat kFormats[] = {kBinary32, kBfloat16, kBinary16};
+// A kernel's usual eps, an fp32 value: an input of these tests, not a tolerance.
+constexpr double kKernelEps = static_cast<double>(1e-5f);
 
 double RandomPositive(std::mt19937_64& rng, int lo_exp, int hi_exp) {
   const int e = lo_exp + static_cast<int>(rng() % static_cast<std::uint64_t>(hi_exp - lo_exp));
@@ -102,7 +104,7 @@ TEST(FastRounding, ADbetaPastTheFormatsRangeIsInfinityOnBothPaths) {
   p.d = 3;
   p.x = x;
   p.dy = dy;
-  p.eps = 1e-5;
+  p.eps = kKernelEps;
   for (bool fast : {true, false}) {
     OracleOptions o;
     o.fast_path = fast;
@@ -143,7 +145,7 @@ TEST(FastStats, EnclosesTheExactMeanVarianceQAndRootOnAdversarialRows) {
     const int d = 1 + static_cast<int>(std::exp2(static_cast<double>(rng() % 1200) / 100.0));
     const int family = static_cast<int>(rng() % 6);
     const bool layer = rng() % 4 != 0;
-    const double eps = (t % 5 == 0) ? 0.0 : static_cast<double>(1e-5f);
+    const double eps = (t % 5 == 0) ? 0.0 : kKernelEps;
     const std::vector<double> x = MakeRow(rng, d, family);
     ++rows;
     FastStats fs;
@@ -181,15 +183,16 @@ TEST(FastStats, EnclosesTheExactMeanVarianceQAndRootOnAdversarialRows) {
 }
 
 TEST(FastStats, RefusesRowsItCannotBound) {
+  const double eps = kKernelEps, negative_eps = -kKernelEps;
   FastStats fs;
   const std::vector<double> row = {1.0, 2.0, 4.0};
-  EXPECT_TRUE(ComputeFastStats(row.data(), 3, true, 1e-5, &fs));    // the positive control
-  EXPECT_FALSE(ComputeFastStats(row.data(), 3, true, -1e-5, &fs));  // eps < 0: q may cancel
+  EXPECT_TRUE(ComputeFastStats(row.data(), 3, true, eps, &fs));            // the positive control
+  EXPECT_FALSE(ComputeFastStats(row.data(), 3, true, negative_eps, &fs));  // eps < 0: q may cancel
   EXPECT_FALSE(ComputeFastStats(row.data(), 3, true, HUGE_VAL, &fs));
   const std::vector<double> constant = {3.0, 3.0, 3.0};
   EXPECT_FALSE(ComputeFastStats(constant.data(), 3, true, 0.0, &fs));  // q = 0
   const std::vector<double> huge = {DBL_MAX, -DBL_MAX, DBL_MAX};
-  EXPECT_FALSE(ComputeFastStats(huge.data(), 3, true, 1e-5, &fs));  // the squares overflow
+  EXPECT_FALSE(ComputeFastStats(huge.data(), 3, true, eps, &fs));  // the squares overflow
 }
 
 TEST(FastStats, NearestDoubleRefusesAnEnclosureHoldingATieOrZero) {

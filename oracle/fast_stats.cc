@@ -73,14 +73,6 @@ LNV_ISA_VERSIONS(FirstPass, First, (const double* x, std::int64_t d), FirstPassB
 LNV_ISA_VERSIONS(Edd, Squares, (const double* x, std::int64_t d, double m),
                  SumOfSquaresBody(x, d, m))
 
-// 1/d as a double-word: |1/d - (ih + il)| <= 2u^2/d.
-Edd InverseOf(std::int64_t d) {
-  const double dd = static_cast<double>(d);
-  const double ih = 1.0 / dd;
-  const double il = -std::fma(ih, dd, -1.0) / dd;
-  return {ih, il, 2 * kU2 * ih};
-}
-
 bool Finite(const Edd& a) {
   return std::isfinite(a.hi) && std::isfinite(a.lo) && std::isfinite(a.e);
 }

@@ -42,9 +42,6 @@ struct FastStats {
 
 bool ComputeFastStats(const double* x, std::int64_t d, bool layer, double eps, FastStats* out);
 
-// gamma_n = n u / (1 - n u) (Higham, ASNA 2nd ed., §3.1).
-inline double GammaN(double n) { return n * kU / (1.0 - n * kU); }
-
 // The double nearest to the value a enclosed by `a`, when the enclosure
 // proves which one it is; false otherwise (a tie or too wide an enclosure).
 bool NearestDouble(const Edd& a, double* out);

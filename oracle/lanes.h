@@ -48,7 +48,7 @@ template <class Step>
   const double n = 2.0 * kLanes;
   double s, t;
   TwoSum(h, l, &s, &t);
-  return {s, t, 2 * (n * kU / (1.0 - n * kU)) * mag};
+  return {s, t, 2 * GammaN(n) * mag};
 }
 
 [[gnu::always_inline]] inline double SumLanes(const double* v) {

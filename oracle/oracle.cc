@@ -310,7 +310,6 @@ class Row {
   // The operands of the vectorized loops (fast_rows.h), after PrepareFast().
   oracle_internal::RowOperands Operands() const {
     oracle_internal::RowOperands op;
-    op.layer = layer_;
     if (layer_) {
       op.mh = mu_h_;
       op.ml = mu_l_;
@@ -652,8 +651,6 @@ struct FastBackwardRow {
   oracle_internal::Edd b_over_q{0.0, 0.0, 0.0};
 };
 
-inline double Gamma(double n) { return n * kU / (1.0 - n * kU); }
-
 template <class B>
 FastBackwardRow PrepareFastBackward(Row<B>& row, const OracleProblem& p, const double* dy,
                                     const double* gamma, bool layer) {
@@ -667,12 +664,8 @@ FastBackwardRow PrepareFastBackward(Row<B>& row, const OracleProblem& p, const d
   const double s_hi = sums.s_hi, s_lo = sums.s_lo, s_abs = sums.s_abs;
   const double t_hi = sums.t_hi, t_lo = sums.t_lo, t_abs = sums.t_abs, n_err = sums.n_err;
   const double terms = 8.0 * static_cast<double>(p.d) + 2.0;
-  const double g2 = Gamma(terms) * Gamma(terms);
-  const double dd = static_cast<double>(p.d);
-  // 1/d as a double-word: |1/d - (ih + il)| <= u^2/d.
-  const double ih = 1.0 / dd;
-  const double il = -std::fma(ih, dd, -1.0) / dd;
-  const Edd inv_d{ih, il, 2 * kU2 * ih};
+  const double g2 = oracle_internal::GammaN(terms) * oracle_internal::GammaN(terms);
+  const Edd inv_d = oracle_internal::InverseOf(p.d);
   if (layer) {
     double h, l;
     oracle_internal::TwoSum(s_hi, s_lo, &h, &l);  // |s_lo| may exceed |s_hi| after cancellation

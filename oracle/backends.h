@@ -76,6 +76,8 @@ bool ExactRecipSqrt(const PositiveRat<Int>& q, Rat<Int>* r) {
 // so 1/sqrt(q) = sqrt(M)/num * 2^(-exp/2) lies in [L, L+1]/num * 2^(-s-exp/2).
 struct BoostBackend {
   using Int = boost::multiprecision::cpp_int;
+  // Per-element products in fixed-width dyadics when they fit (dyadic.h).
+  static constexpr bool kFixedWidthElements = true;
   static Enclosure<Int> RecipSqrt(const PositiveRat<Int>& q, int bits) {
     Int m = q.num * q.den;
     const std::int64_t mbits = static_cast<std::int64_t>(msb(m)) + 1;
@@ -95,6 +97,7 @@ struct BoostBackend {
 // Every MPFR number is a dyadic rational, read back exactly with get_z_2exp.
 struct MpfrBackend {
   using Int = boost::multiprecision::mpz_int;
+  static constexpr bool kFixedWidthElements = false;
   static Enclosure<Int> RecipSqrt(const PositiveRat<Int>& q, int bits) {
     Enclosure<Int> e;
     e.lo = Bound(q, bits, MPFR_RNDD);

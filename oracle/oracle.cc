@@ -15,6 +15,7 @@
 #include <unordered_map>
 
 #include "oracle/backends.h"
+#include "oracle/dyadic.h"
 #include "oracle/fast_path.h"
 #include "oracle/fast_rows.h"
 #include "oracle/fast_stats.h"
@@ -96,6 +97,12 @@ ExactValue FromRational(const oracle_internal::Rat<Int>& v, FloatFormat f) {
                     ValueStatus::kDecided};
 }
 
+// The Boost backend's per-element dyadics (dyadic.h): an enclosure of
+// r / den in fixed-width limbs.
+struct FixedEnclosure {
+  oracle_internal::Dyadic lo, hi;
+};
+
 template <class B>
 class Row {
  public:
@@ -132,11 +139,7 @@ class Row {
     const double* x = x_;
     // x_i = X_i * 2^lo with integer X_i: every double is an odd integer times
     // a power of two, so lo is the smallest such power in the row.
-    struct Part {
-      std::uint64_t mant;  // odd, or 0
-      std::int64_t exp;
-      bool negative;
-    };
+    using Part = oracle_internal::DoubleParts;  // mant odd, or 0 for x_i = 0
     std::vector<Part> parts(d_);
     lo_ = std::numeric_limits<std::int64_t>::max();
     std::int64_t top = std::numeric_limits<std::int64_t>::min();
@@ -144,15 +147,7 @@ class Row {
       Part& pt = parts[i];
       pt = Part{0, 0, x[i] < 0};
       if (x[i] == 0.0) continue;
-      // |x_i| = mant 2^exp from its bits: a normal double is (2^52 + M) 2^(E-1075),
-      // a subnormal M 2^-1074; then the trailing zeros move into the exponent.
-      const auto bits = std::bit_cast<std::uint64_t>(std::fabs(x[i]));
-      const auto biased = static_cast<std::int64_t>(bits >> 52);
-      const std::uint64_t frac = bits & ((std::uint64_t{1} << 52) - 1);
-      const std::uint64_t mant = biased == 0 ? frac : frac | (std::uint64_t{1} << 52);
-      const int tz = __builtin_ctzll(mant);
-      pt.mant = mant >> tz;
-      pt.exp = (biased == 0 ? -1074 : biased - 1075) + tz;
+      pt = oracle_internal::SplitDouble(x[i]);
       lo_ = std::min(lo_, pt.exp);
       top = std::max(top, pt.exp + 64 - __builtin_clzll(pt.mant));
     }
@@ -281,6 +276,40 @@ class Row {
     return levels_.back().second;
   }
 
+  // r / den at Ziv level k as a dyadic enclosure (den 1): the level's
+  // enclosure divided by den, widened outward to 2^-F with F = bits + 8 -
+  // floor(log2(r/den)), which adds at most 2^-(bits+7) r/den to each end (the
+  // level's own width is about 2^-bits r). Then A + P r with P = num/den is
+  // A + num (r/den): integer products and shifts only. Cached by (k, den);
+  // with the Boost backend also in fixed-width integers (`fixed`, when its
+  // numerators take at most half of their bits).
+  struct ScaledEnclosure {
+    int bits;
+    Int den;
+    oracle_internal::Enclosure<Int> e;
+    bool fits_fixed = false;
+    FixedEnclosure fixed;
+  };
+  const ScaledEnclosure& ScaledLevel(int k, int start_bits, const Int& den) {
+    const int bits = start_bits << k;
+    for (const auto& s : scaled_) {
+      if (s.bits == bits && s.den == den) return s;
+    }
+    const auto& e = Level(k, start_bits);
+    const R lo{e.lo.num, Int(e.lo.den * den), e.lo.exp};
+    const R hi{e.hi.num, Int(e.hi.den * den), e.hi.exp};
+    const std::int64_t F = bits + 8 - oracle_internal::FloorLog2(lo);
+    ScaledEnclosure s{bits, den, {}, false, {}};
+    s.e.lo = R{oracle_internal::ScaleToInteger(lo, F, false), Int(1), -F};
+    s.e.hi = R{oracle_internal::ScaleToInteger(hi, F, true), Int(1), -F};
+    if constexpr (B::kFixedWidthElements) {
+      s.fits_fixed = oracle_internal::DyadicFromInt(s.e.lo.num, s.e.lo.exp, &s.fixed.lo) &&
+                     oracle_internal::DyadicFromInt(s.e.hi.num, s.e.hi.exp, &s.fixed.hi);
+    }
+    scaled_.push_back(std::move(s));
+    return scaled_.back();
+  }
+
   // Fast-path operands: mu as a double-double and r with its error.
   bool PrepareFast() {
     if (fast_ready_) return fast_ok_;
@@ -398,47 +427,112 @@ class Row {
   bool r_exact_ = false;
   R r_exact_value_;
   std::deque<std::pair<int, oracle_internal::Enclosure<Int>>> levels_;  // by bits
+  std::deque<ScaledEnclosure> scaled_;                                  // ScaledLevel's cache
   bool fast_ready_ = false, fast_ok_ = false;
   double mu_h_ = 0.0, mu_l_ = 0.0, mu_e_ = 0.0;
   oracle_internal::Edd r_w_{0.0, 0.0, 0.0};
 };
 
+// Equal as doubles, the sign of zero included.
+bool SameDouble(double a, double b) { return a == b && std::signbit(a) == std::signbit(b); }
+
+// Whether the finite double h is a midpoint of f: (k + 1/2) ulp_f(h) for an
+// integer k (h / ulp is exact: a power-of-two scaling of a value >= 2^-1074
+// by at most 2^-(emin - p + 1), far from underflow).
+bool IsMidpoint(double h, FloatFormat f) {
+  const double t = std::fabs(h) / UlpOf(h, f);
+  return t - std::floor(t) == 0.5;
+}
+
 // Decides a value from an enclosure [a, b] of it, or reports that it cannot.
-template <class Int>
-bool DecideEnclosure(const oracle_internal::Rat<Int>& a, const oracle_internal::Rat<Int>& b,
-                     FloatFormat f, ExactValue* out) {
-  const auto ra = oracle_internal::RoundRat(a, f);
-  const auto rb = oracle_internal::RoundRat(b, f);
-  if (ra.value != rb.value || std::signbit(ra.value) != std::signbit(rb.value)) return false;
+template <class Value>  // Rat<Int> or Dyadic
+bool DecideEnclosure(const Value& a, const Value& b, FloatFormat f, ExactValue* out) {
   // The exact value must be known to 2p bits: binary64 suffices for p <= 26,
   // a double-double for binary64 outputs.
+  if (f.precision <= 26) {
+    const double h = oracle_internal::ToDouble(a);
+    if (!SameDouble(h, oracle_internal::ToDouble(b))) return false;
+    // Every v in [a, b] has the nearest double h. Rounding to nearest in f
+    // changes value only at f's midpoints (the overflow threshold (2^p - 1/2)
+    // ulp too), which are doubles; so unless h is one, v and h lie strictly
+    // on one side of each and round alike in f.
+    if (!IsMidpoint(h, f)) {
+      *out = ExactValue{RoundToFormat(h, f), h, 0.0, ValueStatus::kDecided};
+      return true;
+    }
+  }
+  const auto ra = oracle_internal::RoundRat(a, f);
+  const auto rb = oracle_internal::RoundRat(b, f);
+  if (!SameDouble(ra.value, rb.value)) return false;
+  if (f.precision <= 26) {
+    *out = ExactValue{ra.value, oracle_internal::ToDouble(a), 0.0, ValueStatus::kDecided};
+    return true;
+  }
   const auto da = oracle_internal::ToDoubleDouble(a);
   const auto db = oracle_internal::ToDoubleDouble(b);
-  if (da.first != db.first) return false;
-  if (f.precision > 26 && da.second != db.second) return false;
-  *out = ExactValue{ra.value, da.first, f.precision > 26 ? da.second : 0.0, ValueStatus::kDecided};
+  if (da != db) return false;
+  *out = ExactValue{ra.value, da.first, da.second, ValueStatus::kDecided};
   return true;
 }
 
 // v = A + P * r for the row's r, rounded into f. Exact when P = 0 or r is
 // rational; otherwise the Ziv loop on the cached enclosures of r.
+
+// A + P e in the fixed-width dyadics (dyadic.h), with two bits to spare
+// for ToDoubleDouble's remainder; false if something does not fit.
+bool AddScaledFixed(const oracle_internal::Dyadic& A, const oracle_internal::Dyadic& P,
+                    const oracle_internal::Dyadic& e, oracle_internal::Dyadic* out) {
+  oracle_internal::Dyadic product;
+  return oracle_internal::MulDyadic(P, e, &product) &&
+         oracle_internal::AddDyadic(A, product, out) &&
+         (out->used == 0 || oracle_internal::MsbOf(*out) < 64 * oracle_internal::kDyadicLimbs - 2);
+}
+
+// A + P e for a dyadic A and an enclosure end e of r / P.den (den 1):
+// A + P.num e 2^P.exp, dyadic.
+template <class Int>
+oracle_internal::Rat<Int> AddScaled(const oracle_internal::Rat<Int>& A,
+                                    const oracle_internal::Rat<Int>& P,
+                                    const oracle_internal::Rat<Int>& e) {
+  return oracle_internal::Add(A, oracle_internal::Rat<Int>{P.num * e.num, Int(1), P.exp + e.exp});
+}
+
+// v = A + P * r for the row's r and a dyadic A (a double, or 0), rounded
+// into f. Exact when P = 0 or r is rational; otherwise the Ziv loop on the
+// dyadic enclosures of r / P.den (Row::ScaledLevel), in fixed-width integers
+// while they fit (the Boost backend only: the MPFR backend's arithmetic
+// stays GMP's, so that the two backends share none).
 template <class B>
 ExactValue EvalAffine(Row<B>& row, const typename Row<B>::R& A, const typename Row<B>::R& P,
                       FloatFormat f, const OracleOptions& o, std::int64_t* undecided) {
   using oracle_internal::Add;
   using oracle_internal::Mul;
+  if (!oracle_internal::IsDyadic(A)) throw std::logic_error("oracle: EvalAffine needs a dyadic A");
   if (P.num.is_zero()) return FromRational(A, f);
   if (row.r_exact()) return FromRational(Add(A, Mul(P, row.r_exact_value())), f);
   const int start = StartBits(f);
   const bool negative = P.num.sign() < 0;
   ExactValue out;
   typename Row<B>::R last;
+  oracle_internal::Dyadic fa, fp;
+  bool fixed_ok = false;
+  if constexpr (B::kFixedWidthElements) {
+    fixed_ok = oracle_internal::DyadicFromInt(A.num, A.exp, &fa) &&
+               oracle_internal::DyadicFromInt(P.num, P.exp, &fp);
+  }
   for (int k = 0; (start << k) <= o.max_bits; ++k) {
-    const auto& e = row.Level(k, start);
-    auto a = Add(A, Mul(P, negative ? e.hi : e.lo));
-    auto b = Add(A, Mul(P, negative ? e.lo : e.hi));
-    if (DecideEnclosure(a, b, f, &out)) return out;
-    last = a;
+    const auto& s = row.ScaledLevel(k, start, P.den);
+    oracle_internal::Dyadic a_fixed, b_fixed;
+    // Not on the last level, so that `last` is always set below.
+    if (fixed_ok && s.fits_fixed && (start << (k + 1)) <= o.max_bits &&
+        AddScaledFixed(fa, fp, negative ? s.fixed.hi : s.fixed.lo, &a_fixed) &&
+        AddScaledFixed(fa, fp, negative ? s.fixed.lo : s.fixed.hi, &b_fixed)) {
+      if (DecideEnclosure(a_fixed, b_fixed, f, &out)) return out;
+      continue;
+    }
+    auto a = AddScaled(A, P, negative ? s.e.hi : s.e.lo);
+    if (DecideEnclosure(a, AddScaled(A, P, negative ? s.e.lo : s.e.hi), f, &out)) return out;
+    last = std::move(a);
   }
   ++*undecided;
   ExactValue u = FromRational(last, f);
@@ -776,21 +870,8 @@ ExactValue SumOfRoots(const std::vector<RootTerm<B>>& terms, FloatFormat f, cons
     const std::int64_t F = bits - top;  // absolute precision: 2^-F
     Int lo_sum(0), hi_sum(0);
     for (auto& [lo, hi] : iv) {
-      // floor(lo 2^F) and ceil(hi 2^F).
-      auto scaled = [&](const R& v, bool ceil_it) {
-        const std::int64_t sh = v.exp + F;
-        Int num = sh >= 0 ? oracle_internal::ShiftLeft(v.num, sh) : Int(v.num);
-        Int den = sh >= 0 ? Int(v.den) : oracle_internal::ShiftLeft(v.den, -sh);
-        Int q, rem;
-        divide_qr(num, den, q, rem);  // truncates toward zero
-        if (!rem.is_zero()) {
-          if (ceil_it && num.sign() > 0) ++q;
-          if (!ceil_it && num.sign() < 0) --q;
-        }
-        return q;
-      };
-      lo_sum += scaled(lo, false);
-      hi_sum += scaled(hi, true);
+      lo_sum += oracle_internal::ScaleToInteger(lo, F, false);
+      hi_sum += oracle_internal::ScaleToInteger(hi, F, true);
     }
     R a{lo_sum, Int(1), -F}, b{hi_sum, Int(1), -F};
     if (a.num.is_zero()) a = R{};

@@ -23,6 +23,13 @@ struct Rat {
   std::int64_t exp = 0;
 };
 
+// Whether a is dyadic as written (den 1): such values are multiplied,
+// rounded and compared with shifts and bit tests, no division.
+template <class Int>
+bool IsDyadic(const Rat<Int>& a) {
+  return a.den == 1;
+}
+
 template <class Int>
 int Sign(const Rat<Int>& a) {
   return a.num.sign();
@@ -41,19 +48,33 @@ Int FromInt64(std::int64_t v) {
   return Int(-r);
 }
 
+// A finite nonzero double as (-1)^negative mant 2^exp with an odd mant,
+// from its bits: a normal double is (2^52 + M) 2^(E - 1075), a subnormal
+// M 2^-1074; the trailing zeros then move into the exponent.
+struct DoubleParts {
+  std::uint64_t mant;
+  std::int64_t exp;
+  bool negative;
+};
+inline DoubleParts SplitDouble(double v) {
+  std::uint64_t bits;
+  std::memcpy(&bits, &v, sizeof bits);
+  const auto biased = static_cast<std::int64_t>((bits >> 52) & 0x7ff);
+  std::uint64_t mant = bits & ((std::uint64_t{1} << 52) - 1);
+  if (biased != 0) mant |= std::uint64_t{1} << 52;
+  const int tz = __builtin_ctzll(mant);
+  return {mant >> tz, (biased == 0 ? -1074 : biased - 1075) + tz, (bits >> 63) != 0};
+}
+
 // A finite double as num * 2^exp with an odd (or zero) integer num.
 template <class Int>
 Rat<Int> FromDouble(double v) {
   Rat<Int> r;
   if (v == 0.0) return r;
-  int e = 0;
-  double m = std::frexp(std::fabs(v), &e);  // |v| = m 2^e, m in [0.5, 1)
-  auto mant = static_cast<std::uint64_t>(std::ldexp(m, 53));
-  int tz = __builtin_ctzll(mant);
-  mant >>= tz;
-  r.num = Int(mant);
-  if (v < 0) r.num = -r.num;
-  r.exp = static_cast<std::int64_t>(e) - 53 + tz;
+  const DoubleParts parts = SplitDouble(v);
+  r.num = Int(parts.mant);
+  if (parts.negative) r.num = -r.num;
+  r.exp = parts.exp;
   return r;
 }
 
@@ -68,7 +89,7 @@ Rat<Int> Mul(const Rat<Int>& a, const Rat<Int>& b) {
   Rat<Int> r;
   r.num = a.num * b.num;
   if (r.num.is_zero()) return Rat<Int>{};
-  r.den = a.den * b.den;
+  if (!IsDyadic(a) || !IsDyadic(b)) r.den = a.den * b.den;
   r.exp = a.exp + b.exp;
   return r;
 }
@@ -116,12 +137,28 @@ Rat<Int> Div(const Rat<Int>& a, const Rat<Int>& b) {
 // floor(log2(|a|)) for a != 0.
 template <class Int>
 std::int64_t FloorLog2(const Rat<Int>& a) {
+  if (IsDyadic(a)) return static_cast<std::int64_t>(msb(abs(a.num))) + a.exp;
   Int n = abs(a.num);
   std::int64_t e = static_cast<std::int64_t>(msb(n)) - static_cast<std::int64_t>(msb(a.den));
   // |num|/den is in [2^(e-1), 2^(e+1)); pick the side.
   bool below = e >= 0 ? n < ShiftLeft(a.den, e) : ShiftLeft(n, -e) < a.den;
   if (below) --e;
   return e + a.exp;
+}
+
+// floor(a 2^F), or its ceiling, as an integer.
+template <class Int>
+Int ScaleToInteger(const Rat<Int>& a, std::int64_t F, bool ceiling) {
+  const std::int64_t sh = a.exp + F;
+  Int num = sh >= 0 ? ShiftLeft(a.num, sh) : Int(a.num);
+  Int den = sh >= 0 ? Int(a.den) : ShiftLeft(a.den, -sh);
+  Int q, rem;
+  divide_qr(num, den, q, rem);  // truncates toward zero
+  if (!rem.is_zero()) {
+    if (ceiling && num.sign() > 0) ++q;
+    if (!ceiling && num.sign() < 0) --q;
+  }
+  return q;
 }
 
 // -1, 0, +1 as a < b, a == b, a > b.
@@ -131,11 +168,46 @@ int Compare(const Rat<Int>& a, const Rat<Int>& b) {
   return Sign(diff);
 }
 
+// v 2^e for an integer-valued double v < 2^54 and the exponents RoundRat
+// passes (e >= -1074): a product with the power of two, exact whenever the
+// result is representable (v's bits sit at 2^e or above, e >= -1074), which
+// std::ldexp also gives, at several times the cost.
+inline double ScaleByPowerOfTwo(double v, std::int64_t e) {
+  if (e < -1022 || e > 1023) return std::ldexp(v, static_cast<int>(e));
+  const std::uint64_t bits = static_cast<std::uint64_t>(e + 1023) << 52;
+  double p;
+  std::memcpy(&p, &bits, sizeof p);
+  return v * p;
+}
+
 // Result of rounding an exact rational into a format.
 struct Rounded {
   double value;  // the rounded value (+-inf on overflow, +-0 on underflow)
   bool exact;    // the rational was representable
 };
+
+// n / 2^s for integers n > 0 and s > 0, rounded to the nearest integer, ties
+// to even, from the bits shifted out: the half bit s - 1 and the sticky bits
+// under it. The caller knows the result fits in 64 bits.
+template <class Int>
+std::uint64_t RoundShiftedDyadic(const Int& n, std::int64_t s, bool* exact) {
+  auto q = static_cast<std::uint64_t>(Int(n >> static_cast<unsigned>(s)));
+  const auto low = static_cast<std::int64_t>(lsb(n));
+  *exact = low >= s;
+  if (!*exact && bit_test(n, static_cast<unsigned>(s - 1)) && (low < s - 1 || (q & 1))) ++q;
+  return q;
+}
+
+// The rounded value q 2^ulp_exp (q <= 2^p, the quotient rounded to
+// nearest even) with its sign, +-inf past the format's largest finite value.
+inline Rounded FinishRounding(std::uint64_t q, bool exact, std::int64_t ulp_exp, bool negative,
+                              FloatFormat f) {
+  double mag = ScaleByPowerOfTwo(static_cast<double>(q), ulp_exp);
+  const double max_finite =
+      ScaleByPowerOfTwo(2.0 - ScaleByPowerOfTwo(1.0, 1 - f.precision), f.emax);
+  if (mag > max_finite) mag = HUGE_VAL;
+  return {negative ? -mag : mag, exact && mag != HUGE_VAL};
+}
 
 // Rounds a once into the format (IEEE round-to-nearest-even, subnormals and
 // overflow included). The result is exactly representable as a double for
@@ -148,23 +220,27 @@ Rounded RoundRat(const Rat<Int>& a, FloatFormat f) {
   const std::int64_t e = FloorLog2(a);
   const std::int64_t ulp_exp = (e > f.emin ? e : f.emin) - (f.precision - 1);
   if (e > f.emax + 1) return {negative ? -HUGE_VAL : HUGE_VAL, false};
-  // quotient = floor(|a| / 2^ulp_exp): at most p+1 bits.
+  // quotient = |a| / 2^ulp_exp rounded to an integer: at most p+1 bits.
   const std::int64_t shift = a.exp - ulp_exp;
-  Int num = shift >= 0 ? ShiftLeft(n, shift) : n;
-  Int den = shift >= 0 ? a.den : ShiftLeft(a.den, -shift);
-  Int quotient, remainder;
-  divide_qr(num, den, quotient, remainder);
-  const bool exact = remainder.is_zero();
-  if (!exact) {
-    Int twice = remainder << 1;
-    if (twice > den || (twice == den && bit_test(quotient, 0))) ++quotient;
+  bool exact = true;
+  std::uint64_t q = 0;
+  if (IsDyadic(a)) {
+    // n 2^shift < 2^p when shift >= 0 (ulp_exp >= e - p + 1): exact.
+    q = shift >= 0 ? static_cast<std::uint64_t>(n) << shift : RoundShiftedDyadic(n, -shift, &exact);
+  } else {
+    Int num = shift >= 0 ? ShiftLeft(n, shift) : n;
+    Int den = shift >= 0 ? a.den : ShiftLeft(a.den, -shift);
+    Int quotient, remainder;
+    divide_qr(num, den, quotient, remainder);
+    exact = remainder.is_zero();
+    if (!exact) {
+      Int twice = remainder << 1;
+      if (twice > den || (twice == den && bit_test(quotient, 0))) ++quotient;
+    }
+    // quotient <= 2^p (< 2^63), so it converts exactly.
+    q = static_cast<std::uint64_t>(quotient);
   }
-  // quotient <= 2^p (< 2^63), so it converts exactly.
-  const auto q = static_cast<std::uint64_t>(quotient);
-  double mag = std::ldexp(static_cast<double>(q), static_cast<int>(ulp_exp));
-  const double max_finite = std::ldexp(2.0 - std::ldexp(1.0, 1 - f.precision), f.emax);
-  if (mag > max_finite) mag = HUGE_VAL;
-  return {negative ? -mag : mag, exact && mag != HUGE_VAL};
+  return FinishRounding(q, exact, ulp_exp, negative, f);
 }
 
 // The nearest double (binary64) to a.

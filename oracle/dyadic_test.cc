@@ -1,0 +1,132 @@
+// The fixed-width dyadics (dyadic.h) against cpp_int rationals (rat.h):
+// products, sums and roundings must be the same numbers bit for bit, ties
+// and the edges of every format included, and what does not fit must be
+// reported, never wrapped.
+#include "oracle/dyadic.h"
+
+#include <gtest/gtest.h>
+
+#include <bit>
+#include <cstdint>
+#include <random>
+
+#include "oracle/backends.h"
+#include "oracle/rat.h"
+
+namespace lnv::oracle_internal {
+namespace {
+
+using Int = BoostBackend::Int;
+using R = Rat<Int>;
+
+constexpr FloatFormat kFormats[] = {kBinary64, kBinary32, kBfloat16, kBinary16};
+
+R ToRat(const Dyadic& a) {
+  Int m(0);
+  for (int i = a.used - 1; i >= 0; --i) m = (m << 64) + Int(a.mag[i]);
+  return R{a.negative ? Int(-m) : m, Int(1), a.exp};
+}
+
+bool SameValue(const R& a, const R& b) { return Compare(a, b) == 0; }
+
+std::uint64_t Bits(double v) { return std::bit_cast<std::uint64_t>(v); }
+
+// A random magnitude of `limbs` limbs whose low bits are often a run of
+// zeros after a one: the patterns of exact values and ties.
+Dyadic RandomDyadic(std::mt19937_64& rng, int limbs, std::int64_t exp) {
+  Dyadic d;
+  for (int i = 0; i < limbs; ++i) d.mag[i] = rng();
+  if (rng() % 2 && limbs > 0) {
+    const int zeros = static_cast<int>(rng() % (64 * limbs));
+    for (int b = 0; b < zeros; ++b) d.mag[b / 64] &= ~(std::uint64_t{1} << (b % 64));
+    d.mag[zeros / 64] |= std::uint64_t{1} << (zeros % 64);
+  }
+  d.used = limbs;
+  d.negative = rng() % 2;
+  d.exp = exp;
+  Trim(&d);
+  return d;
+}
+
+TEST(Dyadic, RoundingIsRoundRatOnRandomValuesTiesAndEveryFormatsEdges) {
+  std::mt19937_64 rng(5);
+  for (FloatFormat f : kFormats) {
+    for (int i = 0; i < 40000; ++i) {
+      const int limbs = 1 + static_cast<int>(rng() % 5);
+      // Exponents from deep underflow to past overflow of f.
+      const std::int64_t top =
+          f.emin - f.precision - 8 +
+          static_cast<std::int64_t>(rng() % (f.emax - f.emin + f.precision + 20));
+      const std::int64_t exp = top - 64 * limbs + 1;
+      const Dyadic d = RandomDyadic(rng, limbs, exp);
+      const Rounded got = RoundRat(d, f);
+      const Rounded want = RoundRat(ToRat(d), f);
+      ASSERT_EQ(Bits(got.value), Bits(want.value)) << "format p=" << f.precision << " i=" << i;
+      ASSERT_EQ(got.exact, want.exact);
+    }
+  }
+}
+
+TEST(Dyadic, ExactTiesRoundToEven) {
+  // 1 + 2^-24 (a binary32 tie) rounds to 1; 1 + 3 2^-24 to 1 + 2^-22.
+  Dyadic tie;
+  tie.mag[0] = (std::uint64_t{1} << 24) + 1;
+  tie.used = 1;
+  tie.exp = -24;
+  EXPECT_EQ(RoundRat(tie, kBinary32).value, 1.0);
+  tie.mag[0] = (std::uint64_t{1} << 24) + 3;
+  EXPECT_EQ(RoundRat(tie, kBinary32).value, 1.0 + 0x1p-22);
+  EXPECT_FALSE(RoundRat(tie, kBinary32).exact);
+}
+
+TEST(Dyadic, ProductsSumsAndDoubleWordsAreExact) {
+  std::mt19937_64 rng(6);
+  for (int i = 0; i < 20000; ++i) {
+    const int la = 1 + static_cast<int>(rng() % 3), lb = 1 + static_cast<int>(rng() % 3);
+    const Dyadic a = RandomDyadic(rng, la, static_cast<std::int64_t>(rng() % 200) - 100);
+    const Dyadic b = RandomDyadic(rng, lb, static_cast<std::int64_t>(rng() % 200) - 100);
+    Dyadic p, s;
+    ASSERT_TRUE(MulDyadic(a, b, &p));
+    EXPECT_TRUE(SameValue(ToRat(p), Mul(ToRat(a), ToRat(b))));
+    if (AddDyadic(a, b, &s)) {
+      EXPECT_TRUE(SameValue(ToRat(s), Add(ToRat(a), ToRat(b))));
+    } else {  // only when the aligned sum needs all six limbs
+      EXPECT_GE(std::max(MsbOf(a) + a.exp, MsbOf(b) + b.exp) - std::min(a.exp, b.exp) + 2,
+                64 * (kDyadicLimbs - 1));
+    }
+    const auto dd = ToDoubleDouble(p);
+    const auto want = ToDoubleDouble(ToRat(p));
+    EXPECT_EQ(Bits(dd.first), Bits(want.first));
+    EXPECT_EQ(Bits(dd.second), Bits(want.second));
+  }
+}
+
+TEST(Dyadic, CancellationAndZero) {
+  std::mt19937_64 rng(7);
+  const Dyadic a = RandomDyadic(rng, 3, -40);
+  Dyadic minus_a = a, s;
+  minus_a.negative = !a.negative;
+  ASSERT_TRUE(AddDyadic(a, minus_a, &s));
+  EXPECT_EQ(s.used, 0);
+  EXPECT_EQ(RoundRat(s, kBinary32).value, 0.0);
+  EXPECT_FALSE(std::signbit(RoundRat(s, kBinary32).value));  // an exact zero is +0
+}
+
+TEST(Dyadic, WhatDoesNotFitIsReportedNotWrapped) {
+  std::mt19937_64 rng(8);
+  const Dyadic big = RandomDyadic(rng, 4, 0);
+  Dyadic out;
+  EXPECT_FALSE(MulDyadic(big, big, &out));  // 8 limbs
+  Dyadic one;
+  one.mag[0] = 1;
+  one.used = 1;
+  one.exp = 400;  // aligned to big's exponent 0: 401 bits
+  EXPECT_FALSE(AddDyadic(big, one, &out));
+  Int wide = Int(1) << 400;
+  EXPECT_FALSE(DyadicFromInt(wide, 0, &out));
+  ASSERT_TRUE(DyadicFromInt(Int(-12345), 3, &out));
+  EXPECT_TRUE(SameValue(ToRat(out), R{Int(-12345), Int(1), 3}));
+}
+
+}  // namespace
+}  // namespace lnv::oracle_internal

@@ -24,6 +24,22 @@ struct Enclosure {
   bool exact = false;
 };
 
+// [e.lo, e.hi] / den (e.lo > 0, den > 0) widened outward to dyadics (den 1)
+// at 2^-F, F = bits + 8 - floor(log2(e.lo / den)): floor(2^F e.lo / den) and
+// ceil(2^F e.hi / den) over 2^F. Each end moves by less than 2^-F <=
+// 2^-(bits+8) e.lo / den, so an enclosure about 2^-bits wide (relative)
+// stays about that wide, and keeps narrowing as `bits` grows.
+template <class Int>
+Enclosure<Int> DyadicQuotient(const Enclosure<Int>& e, const Int& den, int bits) {
+  const Rat<Int> lo{e.lo.num, Int(e.lo.den * den), e.lo.exp};
+  const Rat<Int> hi{e.hi.num, Int(e.hi.den * den), e.hi.exp};
+  const std::int64_t F = bits + 8 - FloorLog2(lo);
+  Enclosure<Int> out;
+  out.lo = Rat<Int>{ScaleToInteger(lo, F, false), Int(1), -F};
+  out.hi = Rat<Int>{ScaleToInteger(hi, F, true), Int(1), -F};
+  return out;
+}
+
 // q = num/den * 2^exp with num, den > 0 and exp even (callers normalize).
 template <class Int>
 struct PositiveRat {

@@ -10,6 +10,7 @@
 #include <array>
 #include <boost/multiprecision/cpp_int.hpp>
 #include <cstdint>
+#include <stdexcept>
 #include <utility>
 
 #include "oracle/oracle.h"
@@ -191,13 +192,23 @@ inline Rounded RoundRat(const Dyadic& a, FloatFormat f) {
 
 inline double ToDouble(const Dyadic& a) { return RoundRat(a, kBinary64).value; }
 
-// a as hi + lo, hi the nearest double (as ToDoubleDouble in rat.h); the
-// remainder a - hi has at most the bits of a, so it always fits.
+// Whether a leaves ToDoubleDouble room: hi may round |a| up to the next
+// power of two, and a - hi, aligned to a's exponent, must fit with its sign.
+inline bool FitsDoubleDouble(const Dyadic& a) {
+  return a.used == 0 || MsbOf(a) < 64 * kDyadicLimbs - 2;
+}
+
+// a as hi + lo, hi the nearest double (as ToDoubleDouble in rat.h), for a
+// with FitsDoubleDouble(a): then |hi| <= 2^(MsbOf(a) + 1 + exp) and the
+// remainder a - hi, both aligned to a's exponent, fit.
 inline std::pair<double, double> ToDoubleDouble(const Dyadic& a) {
+  if (!FitsDoubleDouble(a)) throw std::logic_error("ToDoubleDouble(Dyadic): no room for hi");
   const Rounded hi = RoundRat(a, kBinary64);
   if (!std::isfinite(hi.value) || hi.exact) return {hi.value, 0.0};
   Dyadic rest;
-  if (!AddDyadic(a, DyadicFromDouble(-hi.value), &rest)) return {hi.value, 0.0 / 0.0};
+  if (!AddDyadic(a, DyadicFromDouble(-hi.value), &rest)) {
+    throw std::logic_error("ToDoubleDouble(Dyadic): the remainder did not fit");
+  }
   return {hi.value, ToDouble(rest)};
 }
 

@@ -21,10 +21,12 @@ using R = Rat<Int>;
 
 constexpr FloatFormat kFormats[] = {kBinary64, kBinary32, kBfloat16, kBinary16};
 
+// a as 3m / 3 2^exp: not dyadic as written, so rat.h rounds it by its
+// division path, independently of the bit tests under test.
 R ToRat(const Dyadic& a) {
   Int m(0);
   for (int i = a.used - 1; i >= 0; --i) m = (m << 64) + Int(a.mag[i]);
-  return R{a.negative ? Int(-m) : m, Int(1), a.exp};
+  return R{Int(3 * (a.negative ? Int(-m) : m)), Int(3), a.exp};
 }
 
 bool SameValue(const R& a, const R& b) { return Compare(a, b) == 0; }
@@ -67,16 +69,35 @@ TEST(Dyadic, RoundingIsRoundRatOnRandomValuesTiesAndEveryFormatsEdges) {
   }
 }
 
-TEST(Dyadic, ExactTiesRoundToEven) {
-  // 1 + 2^-24 (a binary32 tie) rounds to 1; 1 + 3 2^-24 to 1 + 2^-22.
-  Dyadic tie;
-  tie.mag[0] = (std::uint64_t{1} << 24) + 1;
-  tie.used = 1;
-  tie.exp = -24;
-  EXPECT_EQ(RoundRat(tie, kBinary32).value, 1.0);
-  tie.mag[0] = (std::uint64_t{1} << 24) + 3;
-  EXPECT_EQ(RoundRat(tie, kBinary32).value, 1.0 + 0x1p-22);
-  EXPECT_FALSE(RoundRat(tie, kBinary32).exact);
+Dyadic OneLimb(std::uint64_t m, std::int64_t exp) {
+  Dyadic d;
+  d.mag[0] = m;
+  d.used = 1;
+  d.exp = exp;
+  return d;
+}
+
+TEST(Dyadic, ExactTiesRoundToEvenAndAStickyBitFarDownBreaksThem) {
+  // 1 + 2^-24 (a binary32 tie) rounds down to 1; 1 + 3 2^-24 up to 1 + 2^-22.
+  EXPECT_EQ(RoundRat(OneLimb((1u << 24) + 1, -24), kBinary32).value, 1.0);
+  EXPECT_EQ(RoundRat(OneLimb((1u << 24) + 3, -24), kBinary32).value, 1.0 + 0x1p-22);
+  EXPECT_FALSE(RoundRat(OneLimb((1u << 24) + 3, -24), kBinary32).exact);
+  // Subnormal ties: 2^-150 to +0, 3 2^-150 to 2^-148 (even).
+  EXPECT_EQ(Bits(RoundRat(OneLimb(1, -150), kBinary32).value), Bits(0.0));
+  EXPECT_EQ(RoundRat(OneLimb(3, -150), kBinary32).value, 0x1p-148);
+  // The overflow threshold (2^24 - 1/2) 2^104 rounds to inf, just below it to FLT_MAX.
+  EXPECT_EQ(RoundRat(OneLimb((1u << 25) - 1, 103), kBinary32).value, HUGE_VAL);
+  // 2^-4 + 2^-28 (a binary32 tie, even neighbour 2^-4) plus 2^-324: one
+  // sticky bit 296 bits under the half bit, five limbs down.
+  Dyadic sticky;
+  sticky.mag[5] = 1;                       // 2^(320 - 324)
+  sticky.mag[4] = std::uint64_t{1} << 40;  // 2^(296 - 324)
+  sticky.mag[0] = 1;                       // 2^-324
+  sticky.used = 6;
+  sticky.exp = -324;
+  EXPECT_EQ(RoundRat(sticky, kBinary32).value, 0x1p-4 + 0x1p-27);
+  sticky.mag[0] = 0;  // the tie alone: to even
+  EXPECT_EQ(RoundRat(sticky, kBinary32).value, 0x1p-4);
 }
 
 TEST(Dyadic, ProductsSumsAndDoubleWordsAreExact) {
@@ -94,11 +115,57 @@ TEST(Dyadic, ProductsSumsAndDoubleWordsAreExact) {
       EXPECT_GE(std::max(MsbOf(a) + a.exp, MsbOf(b) + b.exp) - std::min(a.exp, b.exp) + 2,
                 64 * (kDyadicLimbs - 1));
     }
+    if (!FitsDoubleDouble(p)) continue;
     const auto dd = ToDoubleDouble(p);
     const auto want = ToDoubleDouble(ToRat(p));
     EXPECT_EQ(Bits(dd.first), Bits(want.first));
     EXPECT_EQ(Bits(dd.second), Bits(want.second));
   }
+}
+
+TEST(Dyadic, ToDoubleDoubleWithoutRoomSaysSoRatherThanReturningNan) {
+  // 2^383 - 2^320 + 1 (times 2^-300) rounds up to 2^84, whose alignment to
+  // the value's exponent needs a 385th bit.
+  Dyadic a;
+  a.mag = {1, ~0ull, ~0ull, ~0ull, ~0ull, ~0ull};
+  a.used = 6;
+  a.exp = -300;
+  EXPECT_FALSE(FitsDoubleDouble(a));
+  EXPECT_THROW(ToDoubleDouble(a), std::logic_error);
+}
+
+// DyadicQuotient (backends.h) on each backend's enclosures of r = q^(-1/2):
+// the dyadic ends must enclose [lo, hi] / den, at most 2^-F outside it.
+template <class Backend>
+void CheckDyadicQuotient(std::uint64_t seed) {
+  using I = typename Backend::Int;
+  using Q = Rat<I>;
+  std::mt19937_64 rng(seed);
+  for (int i = 0; i < 300; ++i) {
+    PositiveRat<I> q{I(rng() | 1), I((rng() >> 3) | 1),
+                     2 * static_cast<std::int64_t>(rng() % 40) - 40};
+    const I dens[] = {I(1), I(768), I(rng() | 1) * I(rng() | 1) * I(rng())};
+    for (int bits : {88, 176, 352}) {
+      const Enclosure<I> e = Backend::RecipSqrt(q, bits);
+      for (const I& den : dens) {
+        if (den.is_zero()) continue;
+        const Enclosure<I> s = DyadicQuotient(e, den, bits);
+        const Q lo{e.lo.num, I(e.lo.den * den), e.lo.exp};
+        const Q hi{e.hi.num, I(e.hi.den * den), e.hi.exp};
+        ASSERT_LE(Compare(s.lo, lo), 0);
+        ASSERT_GE(Compare(s.hi, hi), 0);
+        // Each end moves by less than 2^-F = 2^(floor(log2 lo) - bits - 8).
+        const Q slack{I(1), I(1), FloorLog2(lo) - bits - 8};
+        ASSERT_LT(Compare(Sub(lo, s.lo), slack), 0);
+        ASSERT_LT(Compare(Sub(s.hi, hi), slack), 0);
+      }
+    }
+  }
+}
+
+TEST(Dyadic, DyadicQuotientEnclosesTheQuotientOnBothBackends) {
+  CheckDyadicQuotient<BoostBackend>(9);
+  CheckDyadicQuotient<MpfrBackend>(10);
 }
 
 TEST(Dyadic, CancellationAndZero) {

@@ -90,7 +90,9 @@ TEST(FastRounding, RoundDoubleWordRoundsTheExactSumTiesIncluded) {
   for (FloatFormat f : kFormats) {  // past the format's range: +-inf, never NaN
     for (double h : {0x1p990, 1e300, -1e300}) {
       double got = 0.0;
-      if (RoundDoubleWord(h, 0.0, f, &got)) EXPECT_EQ(got, std::copysign(HUGE_VAL, h)) << h;
+      if (RoundDoubleWord(h, 0.0, f, &got)) {
+        EXPECT_EQ(got, std::copysign(HUGE_VAL, h)) << h;
+      }
     }
   }
 }

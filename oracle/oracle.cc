@@ -276,13 +276,11 @@ class Row {
     return levels_.back().second;
   }
 
-  // r / den at Ziv level k as a dyadic enclosure (den 1): the level's
-  // enclosure divided by den, widened outward to 2^-F with F = bits + 8 -
-  // floor(log2(r/den)), which adds at most 2^-(bits+7) r/den to each end (the
-  // level's own width is about 2^-bits r). Then A + P r with P = num/den is
-  // A + num (r/den): integer products and shifts only. Cached by (k, den);
+  // r / den at Ziv level k as a dyadic enclosure (den 1, DyadicQuotient in
+  // backends.h). Then A + P r with P = num/den is A + num (r/den): integer
+  // products and shifts only. Cached by (k, den);
   // with the Boost backend also in fixed-width integers (`fixed`, when its
-  // numerators take at most half of their bits).
+  // numerators fit in dyadic.h's limbs).
   struct ScaledEnclosure {
     int bits;
     Int den;
@@ -295,13 +293,8 @@ class Row {
     for (const auto& s : scaled_) {
       if (s.bits == bits && s.den == den) return s;
     }
-    const auto& e = Level(k, start_bits);
-    const R lo{e.lo.num, Int(e.lo.den * den), e.lo.exp};
-    const R hi{e.hi.num, Int(e.hi.den * den), e.hi.exp};
-    const std::int64_t F = bits + 8 - oracle_internal::FloorLog2(lo);
-    ScaledEnclosure s{bits, den, {}, false, {}};
-    s.e.lo = R{oracle_internal::ScaleToInteger(lo, F, false), Int(1), -F};
-    s.e.hi = R{oracle_internal::ScaleToInteger(hi, F, true), Int(1), -F};
+    ScaledEnclosure s{
+        bits, den, oracle_internal::DyadicQuotient(Level(k, start_bits), den, bits), false, {}};
     if constexpr (B::kFixedWidthElements) {
       s.fits_fixed = oracle_internal::DyadicFromInt(s.e.lo.num, s.e.lo.exp, &s.fixed.lo) &&
                      oracle_internal::DyadicFromInt(s.e.hi.num, s.e.hi.exp, &s.fixed.hi);
@@ -436,10 +429,12 @@ class Row {
 // Equal as doubles, the sign of zero included.
 bool SameDouble(double a, double b) { return a == b && std::signbit(a) == std::signbit(b); }
 
-// Whether the finite double h is a midpoint of f: (k + 1/2) ulp_f(h) for an
+// Whether the double h is a midpoint of f: (k + 1/2) ulp_f(h) for an
 // integer k (h / ulp is exact: a power-of-two scaling of a value >= 2^-1074
-// by at most 2^-(emin - p + 1), far from underflow).
+// by at most 2^-(emin - p + 1), far from underflow). Above f's range it may
+// say yes where no midpoint is, which only sends the value the long way.
 bool IsMidpoint(double h, FloatFormat f) {
+  if (!std::isfinite(h)) return false;  // both ends past DBL_MAX: +-inf in every format
   const double t = std::fabs(h) / UlpOf(h, f);
   return t - std::floor(t) == 0.5;
 }
@@ -470,22 +465,18 @@ bool DecideEnclosure(const Value& a, const Value& b, FloatFormat f, ExactValue* 
   }
   const auto da = oracle_internal::ToDoubleDouble(a);
   const auto db = oracle_internal::ToDoubleDouble(b);
-  if (da != db) return false;
+  if (!SameDouble(da.first, db.first) || !SameDouble(da.second, db.second)) return false;
   *out = ExactValue{ra.value, da.first, da.second, ValueStatus::kDecided};
   return true;
 }
 
-// v = A + P * r for the row's r, rounded into f. Exact when P = 0 or r is
-// rational; otherwise the Ziv loop on the cached enclosures of r.
-
-// A + P e in the fixed-width dyadics (dyadic.h), with two bits to spare
-// for ToDoubleDouble's remainder; false if something does not fit.
+// A + P e in the fixed-width dyadics (dyadic.h), with room for
+// ToDoubleDouble's remainder; false if something does not fit.
 bool AddScaledFixed(const oracle_internal::Dyadic& A, const oracle_internal::Dyadic& P,
                     const oracle_internal::Dyadic& e, oracle_internal::Dyadic* out) {
   oracle_internal::Dyadic product;
   return oracle_internal::MulDyadic(P, e, &product) &&
-         oracle_internal::AddDyadic(A, product, out) &&
-         (out->used == 0 || oracle_internal::MsbOf(*out) < 64 * oracle_internal::kDyadicLimbs - 2);
+         oracle_internal::AddDyadic(A, product, out) && oracle_internal::FitsDoubleDouble(*out);
 }
 
 // A + P e for a dyadic A and an enclosure end e of r / P.den (den 1):

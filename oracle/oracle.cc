@@ -278,9 +278,9 @@ class Row {
 
   // r / den at Ziv level k as a dyadic enclosure (den 1, DyadicQuotient in
   // backends.h). Then A + P r with P = num/den is A + num (r/den): integer
-  // products and shifts only. Cached by (k, den);
-  // with the Boost backend also in fixed-width integers (`fixed`, when its
-  // numerators fit in dyadic.h's limbs).
+  // products and shifts only. Cached by (k, den); with the Boost backend
+  // also in fixed-width integers (`fixed`, when its numerators fit in
+  // dyadic.h's limbs).
   struct ScaledEnclosure {
     int bits;
     Int den;

@@ -19,6 +19,7 @@
 //   LayerNorm backward (dx, dgamma, dbeta; mean and rstd recomputed):
 //     double_two_pass_bwd  peer: two-pass statistics and the backward in double
 //     oracle_bwd_fast      OracleBackward with the default options
+//     oracle_bwd_exact     OracleBackward with fast_path = false (every element exact)
 //
 // Before timing, each peer's outputs are compared with the oracle's correctly
 // rounded ones on the same workload: a peer more than kMaxPeerUlps fp32 ulps
@@ -271,11 +272,13 @@ void BM_OracleForward(benchmark::State& state, const Workload* w, lnv::OracleNor
 
 // slow_frac: of the dx and dgamma elements, the ones that
 // OracleBackwardResult::slow_path counts (dbeta, a rational, is not counted).
-void BM_OracleBackward(benchmark::State& state, const Workload* w) {
+void BM_OracleBackward(benchmark::State& state, const Workload* w, bool fast_path) {
   const lnv::OracleProblem p = MakeProblem(*w, lnv::OracleNorm::kLayerNorm);
+  lnv::OracleOptions o;
+  o.fast_path = fast_path;
   std::int64_t slow = 0, undecided = 0;
   for (auto _ : state) {
-    lnv::OracleBackwardResult res = lnv::OracleBackward(p);
+    lnv::OracleBackwardResult res = lnv::OracleBackward(p, o);
     benchmark::DoNotOptimize(res.dx.data());
     slow = res.slow_path;
     undecided = res.undecided;
@@ -390,6 +393,7 @@ constexpr SummaryRow kSummaryRows[] = {
     {"LN fwd", "mpfr300_two_pass", "double_two_pass"},
     {"RMS fwd", "oracle_rms_fast", "double_rms"},
     {"LN bwd", "oracle_bwd_fast", "double_two_pass_bwd"},
+    {"LN bwd", "oracle_bwd_exact", "double_two_pass_bwd"},
 };
 
 // Forwards everything to the display reporter that --benchmark_format picked,
@@ -424,8 +428,8 @@ class CollectingReporter : public benchmark::BenchmarkReporter {
     std::fprintf(out,
                  "\nCPU time per element of each kind over that of its double peer (the same\n"
                  "computation, fp32 in/out). exact_frac: share of the kind's outputs that took\n"
-                 "the exact (slow) path: y for the forward kinds, dx and dgamma for\n"
-                 "oracle_bwd_fast (the oracle does not count dbeta); n/a: no such path.\n"
+                 "the exact (slow) path: y for the forward kinds, dx and dgamma for the\n"
+                 "backward kinds (the oracle does not count dbeta); n/a: no such path.\n"
                  "peer_ulps: the peer's largest distance from the oracle's correctly rounded\n"
                  "outputs on the same inputs, in fp32 ulps (checked before timing).\n");
     std::fprintf(out, "%6s  %-8s %-17s %-20s %12s %12s %9s %10s %9s\n", "d", "comp", "kind", "peer",
@@ -502,7 +506,7 @@ int main(int argc, char** argv) {
           "  LayerNorm forward   oracle_fast, oracle_exact, mpfr300_two_pass\n"
           "                      vs double_two_pass\n"
           "  RMSNorm forward     oracle_rms_fast vs double_rms\n"
-          "  LayerNorm backward  oracle_bwd_fast vs double_two_pass_bwd\n"
+          "  LayerNorm backward  oracle_bwd_fast, oracle_bwd_exact vs double_two_pass_bwd\n"
           "Each peer is first checked against the oracle's correctly rounded outputs\n"
           "(the run stops if one is more than %g fp32 ulps away). The closing summary\n"
           "gives, per d, each kind's time per element over its peer's and the share of\n"
@@ -560,7 +564,8 @@ int main(int argc, char** argv) {
     benchmark::RegisterBenchmark(name("double_rms").c_str(), BM_DoubleRms, &w);
     benchmark::RegisterBenchmark(name("oracle_rms_fast").c_str(), BM_OracleForward, &w, kRms, true);
     benchmark::RegisterBenchmark(name("double_two_pass_bwd").c_str(), BM_DoubleTwoPassBwd, &w);
-    benchmark::RegisterBenchmark(name("oracle_bwd_fast").c_str(), BM_OracleBackward, &w);
+    benchmark::RegisterBenchmark(name("oracle_bwd_fast").c_str(), BM_OracleBackward, &w, true);
+    benchmark::RegisterBenchmark(name("oracle_bwd_exact").c_str(), BM_OracleBackward, &w, false);
   }
 
   CollectingReporter reporter(benchmark::CreateDefaultDisplayReporter());

@@ -132,8 +132,8 @@ WorkQueue::WorkQueue(std::int64_t rows, std::int64_t blocks, int threads, std::i
       max_piece_(max_piece),
       shares_(static_cast<int>(std::clamp<std::int64_t>(threads, 1, kMaxShares))) {
   for (int s = 0; s < shares_; ++s) {
-    share_[s].next.store(SplitPoint(blocks, shares_, s), std::memory_order_relaxed);
-    share_[s].end = SplitPoint(blocks, shares_, s + 1);
+    share_[s].next.store(ShareBegin(blocks, shares_, s, max_piece), std::memory_order_relaxed);
+    share_[s].end = ShareBegin(blocks, shares_, s + 1, max_piece);
   }
 }
 

@@ -59,6 +59,15 @@ constexpr std::int64_t PieceBlocks(std::int64_t p, std::int64_t end, std::int64_
   return n;
 }
 
+// First block of share s of `shares` (s = shares: blocks): SplitPoint,
+// rounded down to an even block when pieces may hold two blocks, so that
+// blocks 2k and 2k + 1 always share a piece whatever the thread count (the
+// backward pairs one-row blocks the same way on every thread count).
+constexpr std::int64_t ShareBegin(std::int64_t blocks, int shares, int s, std::int64_t max_piece) {
+  const std::int64_t p = SplitPoint(blocks, shares, s);
+  return max_piece > 1 && s < shares ? p - p % 2 : p;
+}
+
 // An item: blocks [block_begin, block_end), which hold rows [row_begin,
 // row_end).
 struct WorkItem {
@@ -70,7 +79,7 @@ struct WorkItem {
 
 // `rows` rows cut into `blocks` near-equal contiguous blocks, handed out
 // once each, in pieces of at most max_piece blocks (PieceBlocks). The blocks
-// are cut into `threads` near-equal contiguous shares (at most kMaxShares;
+// are cut into `threads` contiguous shares (at most kMaxShares; ShareBegin;
 // no piece spans two); OpenMP thread t takes pieces from share t first, then
 // from shares t + 1, t + 2, ... in turn.
 class WorkQueue {

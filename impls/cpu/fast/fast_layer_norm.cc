@@ -487,8 +487,11 @@ HWY_NOINLINE BackwardRow<T, kGamma> LayerNormBackwardSums(const T* HWY_RESTRICT 
 // for both). The rows come from L1 or L2 after their sums (two fp32 rows of
 // 4096 hold 64 KiB of x and dy); the loop prefetches the next `next_rows`
 // (<= kN) rows from next_x and next_dy into L2, a line of each per line of
-// these.
-template <typename T, bool kGamma, int kN>
+// these. kSiblings (kN = 2): the rows are two one-row blocks, siblings in
+// the merge tree, and `dgamma`/`dbeta` are the second's: each row's term is
+// its block's sum (0 + term), and the first's is the second's left[0],
+// added from a register instead of through its arrays.
+template <typename T, bool kGamma, int kN, bool kSiblings = false>
 HWY_NOINLINE void LayerNormBackwardWrite(const BackwardRow<T, kGamma>* rows_in,
                                          const float* HWY_RESTRICT gamma, T* const* dx,
                                          std::int64_t d, const SumsInto& dgamma,
@@ -517,17 +520,29 @@ HWY_NOINLINE void LayerNormBackwardWrite(const BackwardRow<T, kGamma>* rows_in,
       dyv[k] = LoadAt(df, rows[k].dy, i, m);
       xhat[k] = rows[k].Xhat(i, m);
     }
-    if (dg.out != nullptr) {
-      VF p = SumsStart(df, dg, i, m);
+    if constexpr (kSiblings) {
+      static_assert(kN == 2, "two sibling blocks");
+      const VF zero = hn::Zero(df);
+      if (dg.out != nullptr) {
+        const VF p = TreeAdd(hn::MulAdd(dyv[0], xhat[0], zero), hn::MulAdd(dyv[1], xhat[1], zero));
+        SumsFinish(df, dg, p, i, m, 1);
+      }
+      if (db.out != nullptr) {
+        SumsFinish(df, db, TreeAdd(hn::Add(zero, dyv[0]), hn::Add(zero, dyv[1])), i, m, 1);
+      }
+    } else {
+      if (dg.out != nullptr) {
+        VF p = SumsStart(df, dg, i, m);
 #pragma GCC unroll 2
-      for (int k = 0; k < kN; ++k) p = hn::MulAdd(dyv[k], xhat[k], p);
-      SumsFinish(df, dg, p, i, m);
-    }
-    if (db.out != nullptr) {
-      VF p = SumsStart(df, db, i, m);
+        for (int k = 0; k < kN; ++k) p = hn::MulAdd(dyv[k], xhat[k], p);
+        SumsFinish(df, dg, p, i, m);
+      }
+      if (db.out != nullptr) {
+        VF p = SumsStart(df, db, i, m);
 #pragma GCC unroll 2
-      for (int k = 0; k < kN; ++k) p = hn::Add(p, dyv[k]);
-      SumsFinish(df, db, p, i, m);
+        for (int k = 0; k < kN; ++k) p = hn::Add(p, dyv[k]);
+        SumsFinish(df, db, p, i, m);
+      }
     }
     RowVecs<kN> out;
 #pragma GCC unroll 2
@@ -585,6 +600,34 @@ HWY_INLINE void LayerNormBackwardBlock(const BackwardArgs& a, const Partials& pa
   }
 }
 
+// Blocks b and b + 1 of `item` (siblings in the merge tree: b - item.block_begin
+// is even), one row each, in one second pass (kSiblings).
+template <typename T, bool kGamma>
+HWY_INLINE void LayerNormBackwardSiblings(const BackwardArgs& a, const Partials& partials,
+                                          const WorkItem& item, std::int64_t b, const float* gamma,
+                                          bool stream) {
+  const std::int64_t d = a.d;
+  const std::int64_t r = SplitPoint(a.rows, partials.blocks, b);
+  const int next_rows = static_cast<int>(std::min<std::int64_t>(2, item.row_end - r - 2));
+  T* dx = static_cast<T*>(a.dx);
+  const BackwardRow<T, kGamma> rows[2] = {BackwardRowOf<T, kGamma>(a, r, gamma),
+                                          BackwardRowOf<T, kGamma>(a, r + 1, gamma)};
+  T* const out[2] = {dx + r * d, dx + (r + 1) * d};
+  LayerNormBackwardWrite<T, kGamma, 2, true>(
+      rows, gamma, out, d, partials.DgammaInto(item, b + 1, true, true),
+      partials.DbetaInto(item, b + 1, true, true), static_cast<const T*>(a.x) + (r + 2) * d,
+      static_cast<const T*>(a.dy) + (r + 2) * d, next_rows, stream);
+}
+
+// Whether blocks b and b + 1 of `item` are one-row siblings (b even: the
+// same pairs on every thread count, driver.h's ShareBegin).
+inline bool OneRowSiblings(const BackwardArgs& a, const Partials& partials, const WorkItem& item,
+                           std::int64_t b) {
+  const auto first_row = [&](std::int64_t k) { return SplitPoint(a.rows, partials.blocks, k); };
+  return (b - item.block_begin) % 2 == 0 && b + 1 < item.block_end &&
+         first_row(b + 2) - first_row(b) == 2;
+}
+
 template <typename T, bool kGamma>
 void LayerNormBackwardRowsOf(const BackwardArgs& a, WorkQueue& queue, const Partials& partials,
                              const float* gamma) {
@@ -592,8 +635,14 @@ void LayerNormBackwardRowsOf(const BackwardArgs& a, WorkQueue& queue, const Part
   const bool stream = UseStreamingStoresForSpreadWrites(3 * a.rows * row_bytes, row_bytes);
   WorkItem item;
   while (queue.Next(&item)) {
-    for (std::int64_t b = item.block_begin; b < item.block_end; ++b) {
-      LayerNormBackwardBlock<T, kGamma>(a, partials, item, b, gamma, stream);
+    for (std::int64_t b = item.block_begin; b < item.block_end;) {
+      if (OneRowSiblings(a, partials, item, b)) {
+        LayerNormBackwardSiblings<T, kGamma>(a, partials, item, b, gamma, stream);
+        b += 2;
+      } else {
+        LayerNormBackwardBlock<T, kGamma>(a, partials, item, b, gamma, stream);
+        ++b;
+      }
     }
   }
   if (stream) hwy::FlushStream();

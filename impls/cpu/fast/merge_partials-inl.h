@@ -28,6 +28,23 @@ inline constexpr int kMergeVectors = 4;
 // Levels of the tree: blocks < 2^63.
 inline constexpr int kMaxMergeLevels = 64;
 
+// left + right as one x86 addition with `left` as its first operand gives
+// it, whatever order the compiler puts the operands in: left's NaN
+// (quieted) if left is NaN, else right's, else the sum (inf - inf: the
+// default NaN). Every addition of the merge tree goes through it, so which
+// NaN a column ends with does not depend on the path that added it (a
+// piece, a register, the last merge; that is, on the thread count), and is
+// the one MergeColumnsReference's scalar `left += right` gives.
+HWY_INLINE VF TreeAdd(VF left, VF right) {
+  const DF df;
+  const hn::RebindToUnsigned<DF> du;
+  const auto quiet = [&](VF v) {
+    return hn::BitCast(df, hn::Or(hn::BitCast(du, v), hn::Set(du, 0x00400000u)));
+  };
+  return hn::IfThenElse(hn::IsNaN(left), quiet(left),
+                        hn::IfThenElse(hn::IsNaN(right), quiet(right), hn::Add(left, right)));
+}
+
 // kN vectors of columns from i on, of one sum's arrays (block b's at first
 // + b * stride), merged in the tree of partials.h. After the rows, the
 // arrays of the pieces' first blocks hold the pieces (aligned subtrees); they
@@ -46,15 +63,16 @@ HWY_INLINE void MergedColumns(DF df, const Partials& partials, const float* HWY_
   // The pieces in block order (WorkQueue's shares, then PieceBlocks).
   const std::int64_t blocks = partials.blocks;
   for (int s = 0; s < partials.shares; ++s) {
-    const std::int64_t end = SplitPoint(blocks, partials.shares, s + 1);
+    const std::int64_t end = ShareBegin(blocks, partials.shares, s + 1, partials.max_piece);
     std::int64_t n = 0;
-    for (std::int64_t p = SplitPoint(blocks, partials.shares, s); p < end; p += n) {
+    for (std::int64_t p = ShareBegin(blocks, partials.shares, s, partials.max_piece); p < end;
+         p += n) {
       n = PieceBlocks(p, end, partials.max_piece);
       VF c[kN];
       for (int k = 0; k < kN; ++k) c[k] = hn::LoadU(df, first + p * stride + i + k * lanes);
       int level = __builtin_ctzll(static_cast<std::uint64_t>(n));
       for (; (p >> level) & 1; ++level) {
-        for (int k = 0; k < kN; ++k) c[k] = hn::Add(pending[level][k], c[k]);
+        for (int k = 0; k < kN; ++k) c[k] = TreeAdd(pending[level][k], c[k]);
       }
       for (int k = 0; k < kN; ++k) pending[level][k] = c[k];
     }
@@ -64,18 +82,20 @@ HWY_INLINE void MergedColumns(DF df, const Partials& partials, const float* HWY_
   for (int k = 0; k < kN; ++k) out[k] = pending[__builtin_ctzll(rest)][k];
   for (rest &= rest - 1; rest != 0; rest &= rest - 1) {
     const int level = __builtin_ctzll(rest);
-    for (int k = 0; k < kN; ++k) out[k] = hn::Add(pending[level][k], out[k]);
+    for (int k = 0; k < kN; ++k) out[k] = TreeAdd(pending[level][k], out[k]);
   }
 }
 
 // A pass's sum of one vector of columns [i, i + n) (partials.h, SumsInto):
 // SumsStart gives in's vector (or zeros), the caller adds the rows' terms,
-// SumsFinish adds left[0], left[1], ... and stores.
+// SumsFinish adds left[from], left[from + 1], ... and stores (from = 1: the
+// caller added left[0], which it held in a register).
 HWY_INLINE VF SumsStart(DF df, const SumsInto& s, std::int64_t i, std::int64_t n) {
   return s.in != nullptr ? LoadAt(df, s.in, i, n) : hn::Zero(df);
 }
-HWY_INLINE void SumsFinish(DF df, const SumsInto& s, VF p, std::int64_t i, std::int64_t n) {
-  for (int k = 0; k < s.lefts; ++k) p = hn::Add(LoadAt(df, s.left[k], i, n), p);
+HWY_INLINE void SumsFinish(DF df, const SumsInto& s, VF p, std::int64_t i, std::int64_t n,
+                           int from = 0) {
+  for (int k = from; k < s.lefts; ++k) p = TreeAdd(LoadAt(df, s.left[k], i, n), p);
   StoreAt(df, p, s.out, i, n);
 }
 

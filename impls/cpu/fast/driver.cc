@@ -3,7 +3,6 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <cstring>
 #include <limits>
 #include <new>
 #include <vector>
@@ -20,13 +19,6 @@ namespace {
 bool ShapeIsValid(std::int64_t rows, std::int64_t d) {
   if (d < 1 || rows < 0) return false;
   return rows <= std::numeric_limits<std::int64_t>::max() / d;
-}
-
-// First row of part `part` of `parts` near-equal contiguous parts.
-std::int64_t SplitPoint(std::int64_t rows, std::int64_t parts, std::int64_t part) {
-  const std::int64_t base = rows / parts;
-  const std::int64_t extra = rows % parts;
-  return part * base + std::min(part, extra);
 }
 
 // The threads a call runs on: all of OpenMP's when it is large enough.
@@ -83,6 +75,35 @@ void OnThreads(int threads, const Body& body) {
   body(0);
 }
 
+// OnThreads(first), then, once every thread has finished it, second() on
+// each thread: one parallel region with a barrier (lexically inside it, so
+// it never binds to a caller's enclosing region).
+template <typename First, typename Second>
+void OnThreadsInTwoPhases(int threads, const First& first, const Second& second) {
+#ifdef _OPENMP
+  if (threads > 1) {
+#pragma omp parallel num_threads(threads)
+    {
+      first(ThisThread());
+#pragma omp barrier
+      second();
+    }
+    return;
+  }
+#endif
+  (void)threads;
+  first(0);
+  second();
+}
+
+// dgamma / dbeta of a call without rows: empty sums, zeros.
+void StoreZeros(const BackwardArgs& args, DType param_dtype) {
+  for (std::int64_t j = 0; j < args.d; ++j) {
+    if (args.dgamma != nullptr) StoreFromFloat(args.dgamma, param_dtype, j, 0.f);
+    if (args.dbeta != nullptr) StoreFromFloat(args.dbeta, param_dtype, j, 0.f);
+  }
+}
+
 }  // namespace
 
 namespace {
@@ -105,29 +126,34 @@ void SetStreamingFootprintBytesForTest(std::int64_t bytes) {
   g_streaming_override.store(bytes, std::memory_order_relaxed);
 }
 
+WorkQueue::WorkQueue(std::int64_t rows, std::int64_t blocks, int threads, std::int64_t max_piece)
+    : rows_(rows),
+      blocks_(blocks),
+      max_piece_(max_piece),
+      shares_(static_cast<int>(std::clamp<std::int64_t>(threads, 1, kMaxShares))) {
+  for (int s = 0; s < shares_; ++s) {
+    share_[s].next.store(ShareBegin(blocks, shares_, s, max_piece), std::memory_order_relaxed);
+    share_[s].end = ShareBegin(blocks, shares_, s + 1, max_piece);
+  }
+}
+
 bool WorkQueue::Next(WorkItem* item) {
-  const std::int64_t i = next_.fetch_add(1, std::memory_order_relaxed);
-  if (i >= items_) return false;
-  item->index = i;
-  item->row_begin = SplitPoint(rows_, items_, i);
-  item->row_end = SplitPoint(rows_, items_, i + 1);
-  return true;
-}
-
-float* Partials::Dgamma(std::int64_t item) const {
-  if (!dgamma) return nullptr;
-  return base + item * ((dgamma ? 1 : 0) + (dbeta ? 1 : 0)) * padded;
-}
-
-float* Partials::Dbeta(std::int64_t item) const {
-  if (!dbeta) return nullptr;
-  return base + (item * ((dgamma ? 1 : 0) + (dbeta ? 1 : 0)) + (dgamma ? 1 : 0)) * padded;
-}
-
-void Partials::Zero(std::int64_t item) const {
-  const auto bytes = sizeof(float) * static_cast<std::size_t>(padded);
-  if (float* p = Dgamma(item)) std::memset(p, 0, bytes);
-  if (float* p = Dbeta(item)) std::memset(p, 0, bytes);
+  const int own = ThisThread() % shares_;
+  for (int k = 0; k < shares_; ++k) {
+    Share& share = share_[(own + k) % shares_];
+    std::int64_t p = share.next.load(std::memory_order_relaxed);
+    while (p < share.end) {
+      const std::int64_t n = PieceBlocks(p, share.end, max_piece_);
+      if (share.next.compare_exchange_weak(p, p + n, std::memory_order_relaxed)) {
+        item->block_begin = p;
+        item->block_end = p + n;
+        item->row_begin = SplitPoint(rows_, blocks_, p);
+        item->row_end = SplitPoint(rows_, blocks_, p + n);
+        return true;
+      }
+    }
+  }
+  return false;
 }
 
 int RunForward(const ForwardArgs* args, Norm norm, ForwardRowsFn rows_fn) {
@@ -144,13 +170,13 @@ int RunForward(const ForwardArgs* args, Norm norm, ForwardRowsFn rows_fn) {
   float* scratch = Reserve(ParamScratch(), threads * per_thread);
   if (scratch == nullptr) return kOutOfMemory;
   const std::int64_t rows_per_item = std::max<std::int64_t>(1, kChunkElements / d);
-  WorkQueue queue(rows, (rows + rows_per_item - 1) / rows_per_item);
+  WorkQueue queue(rows, (rows + rows_per_item - 1) / rows_per_item, threads);
   OnThreads(threads, [&](int t) { rows_fn(*args, queue, scratch + t * per_thread); });
   return kOk;
 }
 
 int RunBackwardWithBlocks(const BackwardArgs* args, Norm norm, DType param_dtype,
-                          BackwardRowsFn rows_fn, std::int64_t blocks) {
+                          BackwardRowsFn rows_fn, std::int64_t blocks, FinishColumnsFn finish) {
   if (args == nullptr || !ShapeIsValid(args->rows, args->d) || args->x == nullptr ||
       args->dy == nullptr || args->dx == nullptr) {
     return kInvalidArgs;
@@ -158,54 +184,52 @@ int RunBackwardWithBlocks(const BackwardArgs* args, Norm norm, DType param_dtype
   if (norm == Norm::kRmsNorm && args->dbeta != nullptr) return kInvalidArgs;
   const std::int64_t rows = args->rows;
   const std::int64_t d = args->d;
-  blocks = std::clamp<std::int64_t>(blocks, 1, std::max<std::int64_t>(rows, 1));
+  if (rows == 0) {
+    StoreZeros(*args, param_dtype);
+    return kOk;
+  }
   Partials partials;
   partials.padded = PaddedLength(d);
   partials.dgamma = args->dgamma != nullptr;
   partials.dbeta = args->dbeta != nullptr;
-  const std::int64_t arrays = (partials.dgamma ? 1 : 0) + (partials.dbeta ? 1 : 0);
-  if (arrays > 0) {
-    partials.base = Reserve(PartialsScratch(), blocks * arrays * partials.padded);
+  partials.blocks = std::clamp<std::int64_t>(blocks, 1, rows);
+  partials.max_piece = finish != nullptr ? kMaxPieceBlocks : 1;
+  if (partials.Arrays() > 0) {
+    partials.base =
+        Reserve(PartialsScratch(), partials.blocks * partials.Arrays() * partials.padded);
     if (partials.base == nullptr) return kOutOfMemory;
   }
-  if (rows > 0) {
-    const int threads = static_cast<int>(std::min<std::int64_t>(ThreadsFor(rows, d), blocks));
-    const std::int64_t per_thread = kParamScratchArrays * partials.padded;
-    float* scratch = Reserve(ParamScratch(), threads * per_thread);
-    if (scratch == nullptr) return kOutOfMemory;
-    WorkQueue queue(rows, blocks);
-    OnThreads(threads, [&](int t) { rows_fn(*args, queue, partials, scratch + t * per_thread); });
-  }
-  // A fixed balanced tree over the blocks: level by level, block b absorbs
-  // block b + step. Depth ceil(log2(blocks)).
-  for (std::int64_t step = 1; step < blocks && rows > 0; step *= 2) {
-    for (std::int64_t b = 0; b + step < blocks; b += 2 * step) {
-      if (float* dg = partials.Dgamma(b)) {
-        const float* other = partials.Dgamma(b + step);
-        for (std::int64_t j = 0; j < d; ++j) dg[j] += other[j];
-      }
-      if (float* db = partials.Dbeta(b)) {
-        const float* other = partials.Dbeta(b + step);
-        for (std::int64_t j = 0; j < d; ++j) db[j] += other[j];
-      }
-    }
-  }
-  // Rounded once into the param dtype (impls/dtype.h: Eigen, RNE). With no
-  // rows the sums are empty: zeros.
-  for (std::int64_t j = 0; j < d; ++j) {
-    if (partials.dgamma) {
-      StoreFromFloat(args->dgamma, param_dtype, j, rows > 0 ? partials.Dgamma(0)[j] : 0.f);
-    }
-    if (partials.dbeta) {
-      StoreFromFloat(args->dbeta, param_dtype, j, rows > 0 ? partials.Dbeta(0)[j] : 0.f);
-    }
-  }
+  const int threads =
+      static_cast<int>(std::min<std::int64_t>(ThreadsFor(rows, d), partials.blocks));
+  const std::int64_t per_thread = kParamScratchArrays * partials.padded;
+  float* scratch = Reserve(ParamScratch(), threads * per_thread);
+  if (scratch == nullptr) return kOutOfMemory;
+  WorkQueue queue(rows, partials.blocks, threads, partials.max_piece);
+  partials.shares = queue.shares();
+  // The last merge, in strips of kFinishColumns columns, one item each.
+  const std::int64_t strips = partials.Arrays() > 0 ? (d + kFinishColumns - 1) / kFinishColumns : 0;
+  WorkQueue columns(strips, strips, threads);
+  OnThreadsInTwoPhases(
+      threads, [&](int t) { rows_fn(*args, queue, partials, scratch + t * per_thread); },
+      [&] {
+        WorkItem strip;
+        while (columns.Next(&strip)) {
+          const std::int64_t begin = strip.block_begin * kFinishColumns;
+          const std::int64_t end = std::min(d, strip.block_end * kFinishColumns);
+          if (finish != nullptr) {
+            finish(*args, partials, begin, end);
+          } else {
+            MergeColumnsReference(*args, partials, param_dtype, begin, end);
+          }
+        }
+      });
   return kOk;
 }
 
-int RunBackward(const BackwardArgs* args, Norm norm, DType param_dtype, BackwardRowsFn rows_fn) {
+int RunBackward(const BackwardArgs* args, Norm norm, DType param_dtype, BackwardRowsFn rows_fn,
+                FinishColumnsFn finish) {
   const std::int64_t rows = args != nullptr ? args->rows : 0;
-  return RunBackwardWithBlocks(args, norm, param_dtype, rows_fn, RowBlocks(rows));
+  return RunBackwardWithBlocks(args, norm, param_dtype, rows_fn, RowBlocks(rows), finish);
 }
 
 }  // namespace lnv::fast

@@ -6,20 +6,29 @@
 // kernel once, and the kernel takes items (ranges of rows) from a shared
 // WorkQueue until none is left. On a machine shared with other work a
 // descheduled thread then delays a call by one item, not by a fixed half of
-// it. Which thread computes an item never changes a bit of the result:
+// it. Each thread owns a fixed contiguous share of the items and takes its
+// own first, then what the others have not started: with no one delayed,
+// a thread computes the same rows on every call, so the rows a call writes
+// stay in that core's cache for the next (handing every item to whichever
+// thread asks first moves a cache-resident call's rows between the cores'
+// caches from call to call). Which thread computes an item never changes a
+// bit of the result:
 //
 // Forward: items are chunks of about kChunkElements elements; each row is
 // computed by itself, so y, mean and rstd do not depend on the thread count
 // or on which thread ran it.
 //
 // Backward: dgamma and dbeta are sums over rows. The rows are cut into
-// RowBlocks(rows) contiguous blocks (the items), a number that depends on
-// `rows` only; each block is summed serially, in row order, into its own fp32
-// partial arrays, and the partials are merged in a fixed balanced binary tree
-// over the blocks, still in fp32, then rounded once into the param dtype. So
+// RowBlocks(rows) contiguous blocks, a number that depends on `rows` only;
+// each block is summed serially, in row order, into its own fp32 partial
+// arrays, and the partials are merged in a fixed balanced binary tree over
+// the blocks, still in fp32, then rounded once into the param dtype. So
 // dgamma/dbeta are bitwise identical for every thread count (and, like dx,
 // deterministic). Their rounding chain is at most rows - 1, which the
-// harness's dgamma/dbeta model assumes for any order.
+// harness's dgamma/dbeta model assumes for any order. The items are pieces
+// of the tree (aligned subtrees of up to kMaxPieceBlocks blocks) that their
+// thread merges as it goes; after the rows, the threads take strips of
+// columns and merge the pieces there (partials.h).
 #ifndef LNV_IMPLS_CPU_FAST_DRIVER_H_
 #define LNV_IMPLS_CPU_FAST_DRIVER_H_
 
@@ -27,6 +36,7 @@
 #include <cstdint>
 
 #include "impls/api.h"
+#include "impls/cpu/fast/partials.h"
 
 namespace lnv::fast {
 
@@ -35,41 +45,66 @@ inline constexpr int kOk = 0;
 inline constexpr int kInvalidArgs = 1;
 inline constexpr int kOutOfMemory = 2;
 
-// Item `index` covers rows [row_begin, row_end).
+// First element of part `part` of `parts` near-equal contiguous parts of n.
+constexpr std::int64_t SplitPoint(std::int64_t n, std::int64_t parts, std::int64_t part) {
+  return part * (n / parts) + (part < n % parts ? part : n % parts);
+}
+
+// The blocks of the piece that starts at block p of a range ending at `end`:
+// the largest power of two n <= max_blocks with p % n == 0 and p + n <= end
+// (an aligned subtree of the backward's merge tree).
+constexpr std::int64_t PieceBlocks(std::int64_t p, std::int64_t end, std::int64_t max_blocks) {
+  std::int64_t n = 1;
+  while (2 * n <= max_blocks && p % (2 * n) == 0 && p + 2 * n <= end) n *= 2;
+  return n;
+}
+
+// First block of share s of `shares` (s = shares: blocks): SplitPoint,
+// rounded down to an even block when pieces may hold two blocks, so that
+// blocks 2k and 2k + 1 always share a piece whatever the thread count (the
+// backward pairs one-row blocks the same way on every thread count).
+constexpr std::int64_t ShareBegin(std::int64_t blocks, int shares, int s, std::int64_t max_piece) {
+  const std::int64_t p = SplitPoint(blocks, shares, s);
+  return max_piece > 1 && s < shares ? p - p % 2 : p;
+}
+
+// An item: blocks [block_begin, block_end), which hold rows [row_begin,
+// row_end).
 struct WorkItem {
-  std::int64_t index = 0;
+  std::int64_t block_begin = 0;
+  std::int64_t block_end = 0;
   std::int64_t row_begin = 0;
   std::int64_t row_end = 0;
 };
 
-// `items` near-equal contiguous ranges of `rows` rows, each handed out once.
+// `rows` rows cut into `blocks` near-equal contiguous blocks, handed out
+// once each, in pieces of at most max_piece blocks (PieceBlocks). The blocks
+// are cut into `threads` contiguous shares (at most kMaxShares; ShareBegin;
+// no piece spans two); OpenMP thread t takes pieces from share t first, then
+// from shares t + 1, t + 2, ... in turn.
 class WorkQueue {
  public:
-  WorkQueue(std::int64_t rows, std::int64_t items) : rows_(rows), items_(items) {}
+  WorkQueue(std::int64_t rows, std::int64_t blocks, int threads = 1, std::int64_t max_piece = 1);
   WorkQueue(const WorkQueue&) = delete;
   WorkQueue& operator=(const WorkQueue&) = delete;
 
-  // False when every item has been taken. Safe from any thread.
+  // False when every block has been taken. Safe from any thread.
   bool Next(WorkItem* item);
-  std::int64_t items() const { return items_; }
+  int shares() const { return shares_; }
+
+  static constexpr int kMaxShares = 64;
 
  private:
+  // One per cache line: a thread taking its own pieces writes only its line.
+  struct alignas(64) Share {
+    std::atomic<std::int64_t> next{0};
+    std::int64_t end = 0;
+  };
   std::int64_t rows_;
-  std::int64_t items_;
-  std::atomic<std::int64_t> next_{0};
-};
-
-// The backward's fp32 partial sums: per item, a dgamma and a dbeta array of
-// PaddedLength(d) floats (nullptr when not wanted).
-struct Partials {
-  float* base = nullptr;
-  std::int64_t padded = 0;
-  bool dgamma = false;
-  bool dbeta = false;
-  float* Dgamma(std::int64_t item) const;
-  float* Dbeta(std::int64_t item) const;
-  // Zeroes item's arrays (the row kernel calls it before adding into them).
-  void Zero(std::int64_t item) const;
+  std::int64_t blocks_;
+  std::int64_t max_piece_;
+  int shares_;
+  Share share_[kMaxShares];
 };
 
 // One thread's share of a forward call: takes items from `queue` until it is
@@ -77,8 +112,9 @@ struct Partials {
 // this thread alone (the row kernels keep fp32 copies of gamma and beta
 // there).
 using ForwardRowsFn = void (*)(const ForwardArgs& args, WorkQueue& queue, float* scratch);
-// The same for a backward call: writes dx and ADDS each row's dy * xhat into
-// partials.Dgamma(item) and dy into partials.Dbeta(item), after zeroing them.
+// The same for a backward call: writes dx, sums each row's dy * xhat and
+// dy into the partials of its block, in row order, and merges the blocks of
+// each piece (partials.h, Partials::Into).
 using BackwardRowsFn = void (*)(const BackwardArgs& args, WorkQueue& queue,
                                 const Partials& partials, float* scratch);
 
@@ -95,10 +131,6 @@ inline constexpr std::int64_t kMaxRowBlocks = 32;
 constexpr std::int64_t RowBlocks(std::int64_t rows) {
   return rows < kMaxRowBlocks ? rows : kMaxRowBlocks;
 }
-
-// d rounded up to a multiple of 16 floats (the widest vector): partial arrays
-// are read and written in whole vectors.
-constexpr std::int64_t PaddedLength(std::int64_t d) { return (d + 15) / 16 * 16; }
 
 // Below this many elements a call runs on the calling thread alone (a
 // parallel region costs more than it saves).
@@ -120,15 +152,18 @@ void SetStreamingFootprintBytesForTest(std::int64_t bytes);
 int RunForward(const ForwardArgs* args, Norm norm, ForwardRowsFn rows_fn);
 
 // The same for the backward, then merges the partials and stores dgamma /
-// dbeta in `param_dtype`. Returns kOutOfMemory if scratch memory cannot be
-// allocated.
-int RunBackward(const BackwardArgs* args, Norm norm, DType param_dtype, BackwardRowsFn rows_fn);
+// dbeta in `param_dtype` with `finish`, pieces of up to kMaxPieceBlocks
+// blocks (nullptr: MergeColumnsReference, pieces of one block). Returns
+// kOutOfMemory if scratch memory cannot be allocated.
+int RunBackward(const BackwardArgs* args, Norm norm, DType param_dtype, BackwardRowsFn rows_fn,
+                FinishColumnsFn finish = nullptr);
 
 // RunBackward with an explicit number of row blocks: only for the tests,
 // which show that the block count (the summation order) does change
 // dgamma's bits, so that thread-count independence is not vacuous.
 int RunBackwardWithBlocks(const BackwardArgs* args, Norm norm, DType param_dtype,
-                          BackwardRowsFn rows_fn, std::int64_t blocks);
+                          BackwardRowsFn rows_fn, std::int64_t blocks,
+                          FinishColumnsFn finish = nullptr);
 
 }  // namespace lnv::fast
 

@@ -346,6 +346,58 @@ TEST(FastKernels, ADifferentRowBlockCountChangesDgammaSoTheCheckAboveCanFail) {
   EXPECT_FALSE(dgamma_with_blocks(7) == o.dgamma.Payload());
 }
 
+// The entries merge dgamma/dbeta in pieces as their threads go, pair
+// one-row blocks in registers and finish with a vectorized merge
+// (partials.h); RunBackwardWithBlocks without a finisher hands out single
+// blocks and merges them with MergeColumnsReference, the tree's definition.
+// Both must give the same bits for every row count around the block
+// count (one-row blocks, pairs, blocks of two rows and more), both norms,
+// every target and dtype, on 1 and 2 threads (d = 1601: 21 rows and more
+// run in parallel).
+TEST(FastKernels, ThePiecewiseMergeGivesTheReferenceTreesBits) {
+  const int saved_threads = MaxThreads();
+  for (const TargetKernels& t : AvailableTargets()) {
+    for (const DType dtype : kFastDTypes) {
+      for (const bool layer : {true, false}) {
+        const ImplInfo impl = layer ? FastLayerNormImpl(t, dtype) : FastRmsNormImpl(t, dtype);
+        const NormKernels& k = layer ? t.layer_norm : t.rms_norm;
+        for (const std::int64_t rows : {1, 2, 3, 5, 21, 32, 33, 42, 65, 113}) {
+          const Case c = FamilyCase("standard_normal", impl.norm, dtype, 1601, rows);
+          for (const int threads : {1, 2}) {
+            SetThreads(threads);
+            const Outputs o = RunKernel(impl, c);
+            Typed x(dtype, c.x), gamma(dtype, c.gamma), dy(dtype, c.dy);
+            Typed dx = Typed::Zeros(dtype, c.rows * c.d);
+            Typed dgamma = Typed::Zeros(dtype, c.d), dbeta = Typed::Zeros(dtype, c.d);
+            BackwardArgs b{};
+            b.rows = c.rows;
+            b.d = c.d;
+            b.x = x.data();
+            b.gamma = gamma.data();
+            b.dy = dy.data();
+            b.mean = layer ? o.mean.data() : nullptr;
+            b.rstd = o.rstd.data();
+            b.eps = static_cast<float>(c.eps);
+            b.dx = dx.data();
+            b.dgamma = dgamma.data();
+            b.dbeta = layer ? dbeta.data() : nullptr;
+            ASSERT_EQ(
+                RunBackwardWithBlocks(&b, impl.norm, dtype, k.backward_rows[FastDTypeIndex(dtype)],
+                                      RowBlocks(rows)),
+                0);
+            const std::string what =
+                impl.name + " rows " + std::to_string(rows) + " threads " + std::to_string(threads);
+            EXPECT_TRUE(dx.Payload() == o.dx.Payload()) << what;
+            EXPECT_TRUE(dgamma.Payload() == o.dgamma.Payload()) << what;
+            if (layer) EXPECT_TRUE(dbeta.Payload() == o.dbeta.Payload()) << what;
+          }
+        }
+      }
+    }
+  }
+  SetThreads(saved_threads);
+}
+
 // y and dx of a row, and its statistics, are those it gets alone, wherever
 // it sits: the first and the second row of a pair (the bf16 forward and the
 // backward's dx pass take rows two at a time) and a last row without a

@@ -12,6 +12,7 @@
 #include <hwy/highway.h>
 
 #include "impls/cpu/fast/driver.h"
+#include "impls/cpu/fast/merge_partials-inl.h"
 #include "impls/cpu/fast/simd_row-inl.h"
 #include "impls/cpu/fast/targets.h"
 
@@ -479,17 +480,22 @@ HWY_NOINLINE BackwardRow<T, kGamma> LayerNormBackwardSums(const T* HWY_RESTRICT 
 }
 
 // The second pass of kN rows (1 or 2) of one row block, in one loop: each
-// row's dx, and its dy * xhat and dy added into the block's partial sums
-// (row by row in row order, so the same bits as one row at a time; two rows
-// load and store the partials and load gamma once for both). The rows come
-// from L1 or L2 after their sums (two fp32 rows of 4096 hold 64 KiB of x and
-// dy); the loop prefetches the next `next_rows` (<= kN) rows from next_x and
-// next_dy into L2, a line of each per line of these.
-template <typename T, bool kGamma, int kN>
+// row's dx, and its dy * xhat and dy summed into the block's partial sums
+// as `dgamma` and `dbeta` say (partials.h, SumsInto: row by row in row
+// order, so the same bits as one row at a time, then the subtrees the
+// block completes; two rows load and store the partials and load gamma once
+// for both). The rows come from L1 or L2 after their sums (two fp32 rows of
+// 4096 hold 64 KiB of x and dy); the loop prefetches the next `next_rows`
+// (<= kN) rows from next_x and next_dy into L2, a line of each per line of
+// these. kSiblings (kN = 2): the rows are two one-row blocks, siblings in
+// the merge tree, and `dgamma`/`dbeta` are the second's: each row's term is
+// its block's sum (0 + term), and the first's is the second's left[0],
+// added from a register instead of through its arrays.
+template <typename T, bool kGamma, int kN, bool kSiblings = false>
 HWY_NOINLINE void LayerNormBackwardWrite(const BackwardRow<T, kGamma>* rows_in,
                                          const float* HWY_RESTRICT gamma, T* const* dx,
-                                         std::int64_t d, float* HWY_RESTRICT dgamma,
-                                         float* HWY_RESTRICT dbeta, const T* HWY_RESTRICT next_x,
+                                         std::int64_t d, const SumsInto& dgamma,
+                                         const SumsInto& dbeta, const T* HWY_RESTRICT next_x,
                                          const T* HWY_RESTRICT next_dy, int next_rows,
                                          bool stream) {
   const DF df;
@@ -497,6 +503,8 @@ HWY_NOINLINE void LayerNormBackwardWrite(const BackwardRow<T, kGamma>* rows_in,
   // Copies, by value in the lambda: no reloads after every store.
   BackwardRow<T, kGamma> rows[kN];
   for (int k = 0; k < kN; ++k) rows[k] = rows_in[k];
+  const SumsInto dg = dgamma;
+  const SumsInto db = dbeta;
   const auto dx_at = [=](std::int64_t i, std::int64_t m) LNV_INLINE_LAMBDA {
     if (next_rows > 0 && i % kPerLine == 0) {
       for (int k = 0; k < next_rows; ++k) {
@@ -512,17 +520,29 @@ HWY_NOINLINE void LayerNormBackwardWrite(const BackwardRow<T, kGamma>* rows_in,
       dyv[k] = LoadAt(df, rows[k].dy, i, m);
       xhat[k] = rows[k].Xhat(i, m);
     }
-    if (dgamma != nullptr) {
-      VF p = LoadAt(df, dgamma, i, m);
+    if constexpr (kSiblings) {
+      static_assert(kN == 2, "two sibling blocks");
+      const VF zero = hn::Zero(df);
+      if (dg.out != nullptr) {
+        const VF p = TreeAdd(hn::MulAdd(dyv[0], xhat[0], zero), hn::MulAdd(dyv[1], xhat[1], zero));
+        SumsFinish(df, dg, p, i, m, 1);
+      }
+      if (db.out != nullptr) {
+        SumsFinish(df, db, TreeAdd(hn::Add(zero, dyv[0]), hn::Add(zero, dyv[1])), i, m, 1);
+      }
+    } else {
+      if (dg.out != nullptr) {
+        VF p = SumsStart(df, dg, i, m);
 #pragma GCC unroll 2
-      for (int k = 0; k < kN; ++k) p = hn::MulAdd(dyv[k], xhat[k], p);
-      StoreAt(df, p, dgamma, i, m);
-    }
-    if (dbeta != nullptr) {
-      VF p = LoadAt(df, dbeta, i, m);
+        for (int k = 0; k < kN; ++k) p = hn::MulAdd(dyv[k], xhat[k], p);
+        SumsFinish(df, dg, p, i, m);
+      }
+      if (db.out != nullptr) {
+        VF p = SumsStart(df, db, i, m);
 #pragma GCC unroll 2
-      for (int k = 0; k < kN; ++k) p = hn::Add(p, dyv[k]);
-      StoreAt(df, p, dbeta, i, m);
+        for (int k = 0; k < kN; ++k) p = hn::Add(p, dyv[k]);
+        SumsFinish(df, db, p, i, m);
+      }
     }
     RowVecs<kN> out;
 #pragma GCC unroll 2
@@ -532,55 +552,97 @@ HWY_NOINLINE void LayerNormBackwardWrite(const BackwardRow<T, kGamma>* rows_in,
   WriteRows<T, kN>(df, dx, d, stream, dx_at);
 }
 
+// A row's BackwardRow: from the saved statistics, or (none saved) the
+// forward's own.
+template <typename T, bool kGamma>
+HWY_INLINE BackwardRow<T, kGamma> BackwardRowOf(const BackwardArgs& a, std::int64_t r,
+                                                const float* gamma) {
+  const std::int64_t d = a.d;
+  const T* x = static_cast<const T*>(a.x) + r * d;
+  const T* dy = static_cast<const T*>(a.dy) + r * d;
+  if (a.mean != nullptr && a.rstd != nullptr) {
+    return LayerNormBackwardSums<T, kGamma>(x, dy, gamma, d, a.mean[r], a.rstd[r]);
+  }
+  const RowStats st = LayerNormStats(DF(), x, d, a.eps);
+  return LayerNormBackwardSums<T, kGamma>(x, dy, gamma, d, st.mean, st.rstd);
+}
+
+// The rows of block b of `item`, two per second pass (LayerNormBackwardWrite),
+// prefetching the item's next rows.
+template <typename T, bool kGamma>
+HWY_INLINE void LayerNormBackwardBlock(const BackwardArgs& a, const Partials& partials,
+                                       const WorkItem& item, std::int64_t b, const float* gamma,
+                                       bool stream) {
+  const std::int64_t d = a.d;
+  const std::int64_t begin = SplitPoint(a.rows, partials.blocks, b);
+  const std::int64_t end = SplitPoint(a.rows, partials.blocks, b + 1);
+  T* dx = static_cast<T*>(a.dx);
+  for (std::int64_t r = begin; r < end;) {
+    const std::int64_t n = std::min<std::int64_t>(2, end - r);
+    const int next_rows = static_cast<int>(std::min<std::int64_t>(2, item.row_end - r - n));
+    const T* next_x = static_cast<const T*>(a.x) + (r + n) * d;
+    const T* next_dy = static_cast<const T*>(a.dy) + (r + n) * d;
+    const SumsInto dg = partials.DgammaInto(item, b, r == begin, r + n == end);
+    const SumsInto db = partials.DbetaInto(item, b, r == begin, r + n == end);
+    if (n == 2) {
+      const BackwardRow<T, kGamma> rows[2] = {BackwardRowOf<T, kGamma>(a, r, gamma),
+                                              BackwardRowOf<T, kGamma>(a, r + 1, gamma)};
+      T* const out[2] = {dx + r * d, dx + (r + 1) * d};
+      LayerNormBackwardWrite<T, kGamma, 2>(rows, gamma, out, d, dg, db, next_x, next_dy, next_rows,
+                                           stream);
+    } else {
+      const BackwardRow<T, kGamma> rows[1] = {BackwardRowOf<T, kGamma>(a, r, gamma)};
+      T* const out[1] = {dx + r * d};
+      LayerNormBackwardWrite<T, kGamma, 1>(rows, gamma, out, d, dg, db, next_x, next_dy, next_rows,
+                                           stream);
+    }
+    r += n;
+  }
+}
+
+// Blocks b and b + 1 of `item` (siblings in the merge tree: b - item.block_begin
+// is even), one row each, in one second pass (kSiblings).
+template <typename T, bool kGamma>
+HWY_INLINE void LayerNormBackwardSiblings(const BackwardArgs& a, const Partials& partials,
+                                          const WorkItem& item, std::int64_t b, const float* gamma,
+                                          bool stream) {
+  const std::int64_t d = a.d;
+  const std::int64_t r = SplitPoint(a.rows, partials.blocks, b);
+  const int next_rows = static_cast<int>(std::min<std::int64_t>(2, item.row_end - r - 2));
+  T* dx = static_cast<T*>(a.dx);
+  const BackwardRow<T, kGamma> rows[2] = {BackwardRowOf<T, kGamma>(a, r, gamma),
+                                          BackwardRowOf<T, kGamma>(a, r + 1, gamma)};
+  T* const out[2] = {dx + r * d, dx + (r + 1) * d};
+  LayerNormBackwardWrite<T, kGamma, 2, true>(
+      rows, gamma, out, d, partials.DgammaInto(item, b + 1, true, true),
+      partials.DbetaInto(item, b + 1, true, true), static_cast<const T*>(a.x) + (r + 2) * d,
+      static_cast<const T*>(a.dy) + (r + 2) * d, next_rows, stream);
+}
+
+// Whether blocks b and b + 1 of `item` are one-row siblings (b even: the
+// same pairs on every thread count, driver.h's ShareBegin).
+inline bool OneRowSiblings(const BackwardArgs& a, const Partials& partials, const WorkItem& item,
+                           std::int64_t b) {
+  const auto first_row = [&](std::int64_t k) { return SplitPoint(a.rows, partials.blocks, k); };
+  return (b - item.block_begin) % 2 == 0 && b + 1 < item.block_end &&
+         first_row(b + 2) - first_row(b) == 2;
+}
+
 template <typename T, bool kGamma>
 void LayerNormBackwardRowsOf(const BackwardArgs& a, WorkQueue& queue, const Partials& partials,
                              const float* gamma) {
-  const DF df;
-  const std::int64_t d = a.d;
-  const T* x = static_cast<const T*>(a.x);
-  const T* dy = static_cast<const T*>(a.dy);
-  T* dx = static_cast<T*>(a.dx);
-  const bool saved = a.mean != nullptr && a.rstd != nullptr;
-  const bool stream =
-      UseStreamingStoresForSpreadWrites(3 * a.rows * d * static_cast<std::int64_t>(sizeof(T)),
-                                        d * static_cast<std::int64_t>(sizeof(T)));
-  const auto sums_of = [&](std::int64_t r) {
-    float mean = 0.f;
-    float rstd = 0.f;
-    if (saved) {
-      mean = a.mean[r];
-      rstd = a.rstd[r];
-    } else {  // no saved statistics: the forward's own
-      const RowStats st = LayerNormStats(df, x + r * d, d, a.eps);
-      mean = st.mean;
-      rstd = st.rstd;
-    }
-    return LayerNormBackwardSums<T, kGamma>(x + r * d, dy + r * d, gamma, d, mean, rstd);
-  };
+  const std::int64_t row_bytes = a.d * static_cast<std::int64_t>(sizeof(T));
+  const bool stream = UseStreamingStoresForSpreadWrites(3 * a.rows * row_bytes, row_bytes);
   WorkItem item;
   while (queue.Next(&item)) {
-    partials.Zero(item.index);
-    float* dgamma = partials.Dgamma(item.index);
-    float* dbeta = partials.Dbeta(item.index);
-    // Two rows per second pass (LayerNormBackwardWrite).
-    for (std::int64_t r = item.row_begin; r < item.row_end;) {
-      const std::int64_t n = std::min<std::int64_t>(2, item.row_end - r);
-      // The rows after these, in this block.
-      const int next_rows = static_cast<int>(std::min<std::int64_t>(2, item.row_end - r - n));
-      const T* next_x = x + (r + n) * d;
-      const T* next_dy = dy + (r + n) * d;
-      if (n == 2) {
-        const BackwardRow<T, kGamma> rows[2] = {sums_of(r), sums_of(r + 1)};
-        T* const out[2] = {dx + r * d, dx + (r + 1) * d};
-        LayerNormBackwardWrite<T, kGamma, 2>(rows, gamma, out, d, dgamma, dbeta, next_x, next_dy,
-                                             next_rows, stream);
+    for (std::int64_t b = item.block_begin; b < item.block_end;) {
+      if (OneRowSiblings(a, partials, item, b)) {
+        LayerNormBackwardSiblings<T, kGamma>(a, partials, item, b, gamma, stream);
+        b += 2;
       } else {
-        const BackwardRow<T, kGamma> rows[1] = {sums_of(r)};
-        T* const out[1] = {dx + r * d};
-        LayerNormBackwardWrite<T, kGamma, 1>(rows, gamma, out, d, dgamma, dbeta, next_x, next_dy,
-                                             next_rows, stream);
+        LayerNormBackwardBlock<T, kGamma>(a, partials, item, b, gamma, stream);
+        ++b;
       }
-      r += n;
     }
   }
   if (stream) hwy::FlushStream();
@@ -602,7 +664,7 @@ int LayerNormForward(const ForwardArgs* args) {
 template <typename T>
 int LayerNormBackward(const BackwardArgs* args) {
   constexpr DType kParam = kIsF32<T> ? DType::kF32 : kIsBf16<T> ? DType::kBF16 : DType::kF16;
-  return RunBackward(args, Norm::kLayerNorm, kParam, &LayerNormBackwardRows<T>);
+  return RunBackward(args, Norm::kLayerNorm, kParam, &LayerNormBackwardRows<T>, &FinishColumns<T>);
 }
 
 }  // namespace

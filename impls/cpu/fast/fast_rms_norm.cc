@@ -11,6 +11,7 @@
 #include <hwy/highway.h>
 
 #include "impls/cpu/fast/driver.h"
+#include "impls/cpu/fast/merge_partials-inl.h"
 #include "impls/cpu/fast/simd_row-inl.h"
 #include "impls/cpu/fast/targets.h"
 
@@ -120,11 +121,12 @@ void RmsForwardRows(const ForwardArgs& a, WorkQueue& queue, float* scratch) {
 
 // One row of the backward: b = mean(g xhat), xhat = x rstd (a product of two
 // finite floats of at most sqrt(d): no overflow, so no scaling), then
-// dx = rstd (g - xhat b).
+// dx = rstd (g - xhat b). The row's dy * xhat goes into the block's
+// partials as `dgamma` says (partials.h, SumsInto).
 template <typename T, bool kGamma>
 HWY_NOINLINE void RmsBackwardRow(const T* HWY_RESTRICT x, const T* HWY_RESTRICT dy,
                                  const float* HWY_RESTRICT gamma, T* HWY_RESTRICT dx,
-                                 std::int64_t d, float rstd, float* HWY_RESTRICT dgamma,
+                                 std::int64_t d, float rstd, const SumsInto& dgamma,
                                  const T* HWY_RESTRICT next_x, const T* HWY_RESTRICT next_dy,
                                  bool stream) {
   const DF df;
@@ -155,8 +157,8 @@ HWY_NOINLINE void RmsBackwardRow(const T* HWY_RESTRICT x, const T* HWY_RESTRICT 
     }
     const VF xhat = hn::Mul(LoadAt(df, x, i, m), vr);
     const VF dyv = LoadAt(df, dy, i, m);
-    if (dgamma != nullptr) {  // the row's dy * xhat into the partials, in the same pass
-      StoreAt(df, hn::MulAdd(dyv, xhat, LoadAt(df, dgamma, i, m)), dgamma, i, m);
+    if (dgamma.out != nullptr) {  // the row's dy * xhat into the partials, in the same pass
+      SumsFinish(df, dgamma, hn::MulAdd(dyv, xhat, SumsStart(df, dgamma, i, m)), i, m);
     }
     return hn::Mul(vr, hn::NegMulAdd(xhat, vb, g_at(dyv, i, m)));
   };
@@ -177,19 +179,22 @@ void RmsBackwardRows(const BackwardArgs& a, WorkQueue& queue, const Partials& pa
                                         d * static_cast<std::int64_t>(sizeof(T)));
   WorkItem item;
   while (queue.Next(&item)) {
-    partials.Zero(item.index);
-    float* dgamma = partials.Dgamma(item.index);  // no dbeta for RMSNorm
-    for (std::int64_t r = item.row_begin; r < item.row_end; ++r) {
-      const bool last = r + 1 == item.row_end;
-      const T* next_x = last ? nullptr : x + (r + 1) * d;
-      const T* next_dy = last ? nullptr : dy + (r + 1) * d;
-      const float rstd = a.rstd != nullptr ? a.rstd[r] : RmsStats(df, x + r * d, d, a.eps).rstd;
-      if (gamma != nullptr) {
-        RmsBackwardRow<T, true>(x + r * d, dy + r * d, gamma, dx + r * d, d, rstd, dgamma, next_x,
-                                next_dy, stream);
-      } else {
-        RmsBackwardRow<T, false>(x + r * d, dy + r * d, gamma, dx + r * d, d, rstd, dgamma, next_x,
-                                 next_dy, stream);
+    for (std::int64_t b = item.block_begin; b < item.block_end; ++b) {
+      const std::int64_t begin = SplitPoint(a.rows, partials.blocks, b);
+      const std::int64_t end = SplitPoint(a.rows, partials.blocks, b + 1);
+      for (std::int64_t r = begin; r < end; ++r) {
+        const bool last = r + 1 == item.row_end;  // of the item: nothing to prefetch
+        const T* next_x = last ? nullptr : x + (r + 1) * d;
+        const T* next_dy = last ? nullptr : dy + (r + 1) * d;
+        const SumsInto dgamma = partials.DgammaInto(item, b, r == begin, r + 1 == end);
+        const float rstd = a.rstd != nullptr ? a.rstd[r] : RmsStats(df, x + r * d, d, a.eps).rstd;
+        if (gamma != nullptr) {
+          RmsBackwardRow<T, true>(x + r * d, dy + r * d, gamma, dx + r * d, d, rstd, dgamma, next_x,
+                                  next_dy, stream);
+        } else {
+          RmsBackwardRow<T, false>(x + r * d, dy + r * d, gamma, dx + r * d, d, rstd, dgamma,
+                                   next_x, next_dy, stream);
+        }
       }
     }
   }
@@ -204,7 +209,7 @@ int RmsForward(const ForwardArgs* args) {
 template <typename T>
 int RmsBackward(const BackwardArgs* args) {
   constexpr DType kParam = kIsF32<T> ? DType::kF32 : kIsBf16<T> ? DType::kBF16 : DType::kF16;
-  return RunBackward(args, Norm::kRmsNorm, kParam, &RmsBackwardRows<T>);
+  return RunBackward(args, Norm::kRmsNorm, kParam, &RmsBackwardRows<T>, &FinishColumns<T>);
 }
 
 }  // namespace

@@ -177,6 +177,26 @@ int MaxThreads() {
 #endif
 }
 
+// The backward's arguments for case c with the forward's saved mean (for
+// LayerNorm) and rstd from o, writing dx, dgamma and (if given) dbeta.
+BackwardArgs SavedStatsBackwardArgs(const Case& c, Typed& x, Typed& gamma, Typed& dy,
+                                    const Outputs& o, bool layer, Typed* dx, Typed* dgamma,
+                                    Typed* dbeta) {
+  BackwardArgs b{};
+  b.rows = c.rows;
+  b.d = c.d;
+  b.x = x.data();
+  b.gamma = gamma.data();
+  b.dy = dy.data();
+  b.mean = layer ? o.mean.data() : nullptr;
+  b.rstd = o.rstd.data();
+  b.eps = static_cast<float>(c.eps);
+  b.dx = dx->data();
+  b.dgamma = dgamma->data();
+  b.dbeta = dbeta != nullptr ? dbeta->data() : nullptr;
+  return b;
+}
+
 TEST(FastKernels, AreRegisteredForEveryTargetTheCpuSupportsAndEveryDtype) {
   ASSERT_FALSE(AvailableTargets().empty());
   EXPECT_EQ(AvailableTargets().back().backend, "cpu-fast-scalar");  // runs anywhere
@@ -325,17 +345,7 @@ TEST(FastKernels, ADifferentRowBlockCountChangesDgammaSoTheCheckAboveCanFail) {
   const auto dgamma_with_blocks = [&](std::int64_t blocks) {
     Typed dx = Typed::Zeros(DType::kF32, c.rows * c.d);
     Typed dgamma = Typed::Zeros(DType::kF32, c.d);
-    BackwardArgs b{};
-    b.rows = c.rows;
-    b.d = c.d;
-    b.x = x.data();
-    b.gamma = gamma.data();
-    b.dy = dy.data();
-    b.mean = o.mean.data();
-    b.rstd = o.rstd.data();
-    b.eps = static_cast<float>(c.eps);
-    b.dx = dx.data();
-    b.dgamma = dgamma.data();
+    BackwardArgs b = SavedStatsBackwardArgs(c, x, gamma, dy, o, true, &dx, &dgamma, nullptr);
     EXPECT_EQ(RunBackwardWithBlocks(&b, Norm::kLayerNorm, DType::kF32,
                                     t.layer_norm.backward_rows[0], blocks),
               0);
@@ -369,18 +379,8 @@ TEST(FastKernels, ThePiecewiseMergeGivesTheReferenceTreesBits) {
             Typed x(dtype, c.x), gamma(dtype, c.gamma), dy(dtype, c.dy);
             Typed dx = Typed::Zeros(dtype, c.rows * c.d);
             Typed dgamma = Typed::Zeros(dtype, c.d), dbeta = Typed::Zeros(dtype, c.d);
-            BackwardArgs b{};
-            b.rows = c.rows;
-            b.d = c.d;
-            b.x = x.data();
-            b.gamma = gamma.data();
-            b.dy = dy.data();
-            b.mean = layer ? o.mean.data() : nullptr;
-            b.rstd = o.rstd.data();
-            b.eps = static_cast<float>(c.eps);
-            b.dx = dx.data();
-            b.dgamma = dgamma.data();
-            b.dbeta = layer ? dbeta.data() : nullptr;
+            BackwardArgs b = SavedStatsBackwardArgs(c, x, gamma, dy, o, layer, &dx, &dgamma,
+                                                    layer ? &dbeta : nullptr);
             ASSERT_EQ(
                 RunBackwardWithBlocks(&b, impl.norm, dtype, k.backward_rows[FastDTypeIndex(dtype)],
                                       RowBlocks(rows)),

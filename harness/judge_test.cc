@@ -271,6 +271,32 @@ TEST(JudgeElement, AFiniteValueWithinTheBoundOfAnExactOverflowPasses) {
             Verdict::kBoundExceeded);
 }
 
+// The same for binary64 outputs, whose exact value past DBL_MAX the oracle
+// gives as hi = +-inf and lo = exact -+ 2^1024 (oracle.h): fuzz_ln found an
+// f64 RMSNorm y of DBL_MAX for an exact value 2^970 above it (0.5 ulp, within
+// the bound 8e292) failed as infinitely wrong.
+TEST(JudgeElement, AFiniteValueWithinTheBoundOfAnExactValueBeyondBinary64Passes) {
+  const double inf = std::numeric_limits<double>::infinity();
+  const double max = std::numeric_limits<double>::max();  // 2^1024 - 2^971
+  ExactValue ev;
+  ev.rounded = ev.hi = inf;
+  ev.lo = -0x1p970;  // exact = 2^1024 - 2^970, the overflow threshold
+  const ElementResult within = JudgeElement(0, max, ev, 0x1p972, kBinary64, true);
+  EXPECT_EQ(within.verdict, Verdict::kPass);
+  EXPECT_EQ(within.error, 0x1p970);
+  EXPECT_EQ(within.ulps, 0.5);
+  EXPECT_EQ(JudgeElement(0, max, ev, 0x1p969, kBinary64, true).verdict, Verdict::kBoundExceeded);
+  EXPECT_EQ(JudgeElement(0, 1.0, ev, 0x1p972, kBinary64, true).verdict, Verdict::kBoundExceeded);
+  EXPECT_EQ(JudgeElement(0, -max, ev, 0x1p972, kBinary64, true).verdict, Verdict::kBoundExceeded);
+  EXPECT_EQ(JudgeElement(0, inf, ev, 0x1p972, kBinary64, true).verdict, Verdict::kPass);
+  // Without lo (an exact value far past the range) nothing finite is near it.
+  ev.lo = inf;
+  EXPECT_EQ(JudgeElement(0, max, ev, 0x1p1000, kBinary64, true).verdict, Verdict::kBoundExceeded);
+  ev.rounded = ev.hi = -inf;
+  ev.lo = 0x1p970;
+  EXPECT_EQ(JudgeElement(0, -max, ev, 0x1p972, kBinary64, true).verdict, Verdict::kPass);
+}
+
 // A kernel infinity is reachable when exact +- bound reaches the overflow
 // threshold on the infinity's side, whatever the sign of the exact value.
 TEST(JudgeElement, AKernelInfinityIsReachableWhenTheBoundReachesTheThresholdOnItsSide) {

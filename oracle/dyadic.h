@@ -204,9 +204,18 @@ inline bool FitsDoubleDouble(const Dyadic& a) {
 inline std::pair<double, double> ToDoubleDouble(const Dyadic& a) {
   if (!FitsDoubleDouble(a)) throw std::logic_error("ToDoubleDouble(Dyadic): no room for hi");
   const Rounded hi = RoundRat(a, kBinary64);
-  if (!std::isfinite(hi.value) || hi.exact) return {hi.value, 0.0};
+  if (hi.exact) return {hi.value, 0.0};
+  Dyadic minus_hi;  // -hi, or -+2^1024 past the overflow threshold (rat.h)
+  if (std::isinf(hi.value)) {
+    minus_hi.mag[0] = 1;
+    minus_hi.used = 1;
+    minus_hi.exp = 1024;
+    minus_hi.negative = hi.value > 0;
+  } else {
+    minus_hi = DyadicFromDouble(-hi.value);
+  }
   Dyadic rest;
-  if (!AddDyadic(a, DyadicFromDouble(-hi.value), &rest)) {
+  if (!AddDyadic(a, minus_hi, &rest)) {
     throw std::logic_error("ToDoubleDouble(Dyadic): the remainder did not fit");
   }
   return {hi.value, ToDouble(rest)};

@@ -7,6 +7,7 @@
 #include <cfloat>
 #include <cmath>
 #include <cstdint>
+#include <limits>
 #include <random>
 #include <span>
 #include <vector>
@@ -141,6 +142,28 @@ TEST(OracleForward, RoundsOverflowingOutputsToInfinity) {
       Solve(OracleNorm::kLayerNorm, {0, 2}, 0.0, {60000, 60000}, {10000, 10000}, {}, kBinary16);
   EXPECT_EQ(h.fwd.y[1].rounded, kInf);
   EXPECT_EQ(h.fwd.y[0].rounded, RoundToFormat(-50000, kBinary16));
+}
+
+// Past binary64's range the exact value is hi = +-inf and lo = exact -+
+// 2^1024 (oracle.h), the same on both backends and on the exact path alone.
+// The case fuzz_ln found: RMSNorm, x = (1 - 2^-52, 1 - 2^-53), eps = 2^-126,
+// gamma = DBL_MAX; y[1] = (1 + 2^-54 + ...) DBL_MAX is above the overflow
+// threshold 2^1024 - 2^970 by 1.5e-33 relative, and exact - 2^1024 rounds to
+// -2^970 (checked at 600 bits with mpmath).
+TEST(OracleForward, GivesWhatIsLeftBeyond2To1024ForABinary64OutputPastItsRange) {
+  const double max = std::numeric_limits<double>::max();
+  for (const OracleBackend backend : {OracleBackend::kBoost, OracleBackend::kMpfr}) {
+    for (const bool fast : {true, false}) {
+      const Solved r = Solve(OracleNorm::kRmsNorm, {0x1.ffffffffffffep-1, 0x1.fffffffffffffp-1},
+                             0x1p-126, {max, max}, {}, {}, kBinary64, backend, fast);
+      EXPECT_EQ(r.fwd.y[1].rounded, kInf);
+      EXPECT_EQ(r.fwd.y[1].hi, kInf);
+      EXPECT_EQ(r.fwd.y[1].lo, -0x1p970);
+      EXPECT_EQ(r.fwd.y[1].status, ValueStatus::kDecided);
+      // y[0] = (1 - 2^-52) r DBL_MAX is just below DBL_MAX: finite, ordinary.
+      EXPECT_TRUE(std::isfinite(r.fwd.y[0].hi));
+    }
+  }
 }
 
 TEST(OracleForward, RoundsTinyOutputsIntoSubnormals) {

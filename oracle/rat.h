@@ -249,11 +249,17 @@ double ToDouble(const Rat<Int>& a) {
   return RoundRat(a, kBinary64).value;
 }
 
-// a as an unevaluated double-double hi + lo (hi = nearest double).
+// a as an unevaluated double-double hi + lo (hi = nearest double). Past
+// binary64's overflow threshold hi is +-inf and lo the nearest double to
+// a -+ 2^1024, what is left of a beyond the format (ExactValue, oracle.h).
 template <class Int>
 std::pair<double, double> ToDoubleDouble(const Rat<Int>& a) {
   Rounded hi = RoundRat(a, kBinary64);
-  if (!std::isfinite(hi.value) || hi.exact) return {hi.value, 0.0};
+  if (hi.exact) return {hi.value, 0.0};
+  if (std::isinf(hi.value)) {
+    const Rat<Int> top{Int(hi.value > 0 ? 1 : -1), Int(1), 1024};
+    return {hi.value, ToDouble(Sub(a, top))};
+  }
   double lo = ToDouble(Sub(a, FromDouble<Int>(hi.value)));
   return {hi.value, lo};
 }

@@ -90,8 +90,17 @@ bool ExactRecipSqrt(const PositiveRat<Int>& q, Rat<Int>* r) {
 // so that M*4^s has about 2*bits bits, L = isqrt(floor(M*4^s)) satisfies
 // L <= sqrt(M)*2^s < L+1 (floor(sqrt(floor(x))) = floor(sqrt(x)) for x >= 0),
 // so 1/sqrt(q) = sqrt(M)/num * 2^(-exp/2) lies in [L, L+1]/num * 2^(-s-exp/2).
+// cpp_int with 512 bits kept inside the object: the exact path's usual
+// integers (a row's scaled x, its sums, the enclosures at 2p + 40 bits) then
+// need no heap allocation, which cost more than the arithmetic (most of all
+// under the fuzz build's AddressSanitizer). Larger values still grow on the
+// heap; only the storage differs from cpp_int, never a value.
+using BoostInt = boost::multiprecision::number<boost::multiprecision::cpp_int_backend<
+    512, 0, boost::multiprecision::signed_magnitude, boost::multiprecision::unchecked,
+    std::allocator<boost::multiprecision::limb_type>>>;
+
 struct BoostBackend {
-  using Int = boost::multiprecision::cpp_int;
+  using Int = BoostInt;
   // Per-element products in fixed-width dyadics when they fit (dyadic.h).
   static constexpr bool kFixedWidthElements = true;
   static Enclosure<Int> RecipSqrt(const PositiveRat<Int>& q, int bits) {

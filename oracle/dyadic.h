@@ -70,9 +70,10 @@ inline Dyadic DyadicFromDouble(double v) {
   return d;
 }
 
-// num 2^exp from a cpp_int; false if |num| needs more than kDyadicLimbs limbs.
-inline bool DyadicFromInt(const boost::multiprecision::cpp_int& num, std::int64_t exp,
-                          Dyadic* out) {
+// num 2^exp from a cpp_int (any storage); false if |num| needs more than
+// kDyadicLimbs limbs.
+template <class CppInt>
+bool DyadicFromInt(const CppInt& num, std::int64_t exp, Dyadic* out) {
   *out = Dyadic{};
   out->exp = exp;
   if (num.is_zero()) return true;

@@ -195,8 +195,12 @@ inline double ToDouble(const Dyadic& a) { return RoundRat(a, kBinary64).value; }
 
 // Whether a leaves ToDoubleDouble room: hi may round |a| up to the next
 // power of two, and a - hi, aligned to a's exponent, must fit with its sign.
+// Where |a| may round to inf in binary64 (|a| >= 2^1023), the remainder is
+// a -+ 2^1024, which fits the same way only if a's exponent is at most 1024.
 inline bool FitsDoubleDouble(const Dyadic& a) {
-  return a.used == 0 || MsbOf(a) < 64 * kDyadicLimbs - 2;
+  if (a.used == 0) return true;
+  const std::int64_t msb = MsbOf(a);
+  return msb < 64 * kDyadicLimbs - 2 && (msb + a.exp < 1023 || a.exp <= 1024);
 }
 
 // a as hi + lo, hi the nearest double (as ToDoubleDouble in rat.h), for a

@@ -134,6 +134,34 @@ TEST(Dyadic, ToDoubleDoubleWithoutRoomSaysSoRatherThanReturningNan) {
   EXPECT_THROW(ToDoubleDouble(a), std::logic_error);
 }
 
+// Past binary64's overflow threshold hi is +-inf and lo = a -+ 2^1024, as
+// the rationals give it (rat.h); a value whose exponent puts 2^1024 below
+// its last bit has no such room, and says so (the caller takes the rational
+// path), where it used to throw from inside the fuzzer.
+TEST(Dyadic, ToDoubleDoublePastBinary64GivesWhatIsLeftBeyond2To1024) {
+  for (const bool negative : {false, true}) {
+    // (2^64 - 1) 2^960: 2^1024 - 2^960, past the threshold 2^1024 - 2^970.
+    Dyadic a;
+    a.mag[0] = ~0ull;
+    a.used = 1;
+    a.exp = 960;
+    a.negative = negative;
+    ASSERT_TRUE(FitsDoubleDouble(a));
+    const auto dd = ToDoubleDouble(a);
+    const auto want = ToDoubleDouble(ToRat(a));
+    EXPECT_EQ(dd.first, negative ? -HUGE_VAL : HUGE_VAL);
+    EXPECT_EQ(dd.second, negative ? 0x1p960 : -0x1p960);
+    EXPECT_EQ(Bits(dd.first), Bits(want.first));
+    EXPECT_EQ(Bits(dd.second), Bits(want.second));
+  }
+  Dyadic far;  // 2^2000: 2^1024 aligned to its exponent needs a negative shift
+  far.mag[0] = 1;
+  far.used = 1;
+  far.exp = 2000;
+  EXPECT_FALSE(FitsDoubleDouble(far));
+  EXPECT_EQ(ToDoubleDouble(ToRat(far)).second, HUGE_VAL);
+}
+
 // DyadicQuotient (backends.h) on each backend's enclosures of r = q^(-1/2):
 // the dyadic ends must enclose [lo, hi] / den, at most 2^-F outside it.
 template <class Backend>

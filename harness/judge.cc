@@ -558,18 +558,21 @@ void JudgeForwardOutputs(const Case& c, const Reference& ref, const RowContext& 
 }
 
 // The backward's claimed range (ImplInfo::max_backward_weight): each row's
-// weight sum |dy gamma| (1 + |xhat|), and each column's weight
+// weight W = sum |dy gamma| (1 + |xhat|), and each column's weight
 // sum |dy| (1 + |xhat|), from the inputs and the exact xhat. (NaN for a row
-// holding NaN: it stays in range, under the NaN contract.)
+// holding NaN: it stays in range, under the NaN contract.) dx also needs
+// rstd W within the limit: dx = rstd ((g - a) - xhat b) multiplies the
+// bracket, bounded by a multiple of W, by rstd (impls/cpu/valid_range.h).
 struct BackwardRange {
   std::vector<bool> row_in_range;
+  std::vector<bool> dx_in_range;
   std::vector<double> col_weight;
 };
 
 BackwardRange BackwardRangeOf(const ImplInfo& impl, const Case& c, const Reference& ref,
                               const RowContext& x) {
   const std::int64_t d = c.d;
-  BackwardRange br{x.in_range, std::vector<double>(static_cast<std::size_t>(d), 0.0)};
+  BackwardRange br{x.in_range, x.in_range, std::vector<double>(static_cast<std::size_t>(d), 0.0)};
   for (std::int64_t r = 0; r < c.rows; ++r) {
     double w = 0.0;
     for (std::int64_t i = 0; i < d; ++i) {
@@ -580,6 +583,8 @@ BackwardRange BackwardRangeOf(const ImplInfo& impl, const Case& c, const Referen
       br.col_weight[i] += ady * spread;
     }
     if (w > impl.max_backward_weight) br.row_in_range[r] = false;
+    if (!br.row_in_range[r] || w * ref.forward.stats[r].rstd > impl.max_backward_weight)
+      br.dx_in_range[r] = false;
   }
   return br;
 }
@@ -602,7 +607,7 @@ void JudgeDx(const Case& c, const Reference& ref, const RowContext& x, const Bac
           x.typical ? DxElementBound(x.tmodel, ref.rows[r], ref.backward_rows[r], bbt[r], ein)
                     : kInf;
       acc.Add(WithTypical(
-          JudgeElement(idx, out.dx[idx], ev, b, out_f, br.row_in_range[r], x.undefined[r]), bt,
+          JudgeElement(idx, out.dx[idx], ev, b, out_f, br.dx_in_range[r], x.undefined[r]), bt,
           x.tier));
     }
   }

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "harness/case_file.h"
 #include "harness/families.h"
 #include "harness/formats.h"
 #include "impls/dtype.h"
@@ -420,6 +421,31 @@ TEST_F(JudgeTest, ABackwardRowBeyondTheClaimedWeightIsOutOfRange) {
   ImplInfo unlimited = *k;
   unlimited.max_backward_weight = std::numeric_limits<double>::infinity();
   EXPECT_TRUE(IsFailure(Judge(unlimited, c)[Output::kDx].verdict));
+}
+
+// dx = rstd ((g - a) - xhat b): the bracket is bounded by a multiple of the
+// row weight W, the product by rstd W. fuzz_ln found an f64 row (kappa ~
+// 2^40, rstd 2^43, dy up to 2^967) whose W is within the limit but rstd W is
+// not: the kernel's dx overflowed where the exact dx (-1.1e302) does not. dx
+// is out of range there, dgamma and dbeta (no rstd) are not; the same kernel
+// with no backward limit is caught (the check can fail).
+TEST_F(JudgeTest, ADxRowWhoseRstdTimesWeightIsBeyondTheClaimIsOutOfRange) {
+  Case c;
+  std::string error;
+  ASSERT_TRUE(ReadCaseFile(std::string(LNV_SOURCE_DIR) +
+                               "/fuzz/regressions/backward-rstd-times-weight-beyond-claim.case",
+                           &c, &error))
+      << error;
+  const ImplInfo* k = FindImpl(c.kernel);
+  ASSERT_NE(k, nullptr);
+  const Judgement j = Judge(*k, c);
+  EXPECT_EQ(j[Output::kDx].verdict, Verdict::kOutOfRange) << Summarize(j);
+  EXPECT_EQ(j[Output::kDx].out_of_range, c.d);
+  EXPECT_EQ(j[Output::kDgamma].out_of_range, 0);
+  EXPECT_FALSE(IsFailure(j.verdict)) << Summarize(j);
+  ImplInfo unlimited = *k;
+  unlimited.max_backward_weight = std::numeric_limits<double>::infinity();
+  EXPECT_EQ(Judge(unlimited, c)[Output::kDx].verdict, Verdict::kNotFinite);
 }
 
 TEST_F(JudgeTest, AgreesWithNanForNanAndFlagsAKernelThatDropsIt) {

@@ -68,8 +68,9 @@ struct ImplInfo {
   double max_row_sumsq = std::numeric_limits<double>::infinity();
   // Backward claim (impls/cpu/valid_range.h): rows whose weight
   // W = sum_i |dy_i gamma_i| (1 + |xhat_i|), and dgamma/dbeta columns whose
-  // weight sum_r |dy_ri| (1 + |xhat_ri|), are at most this (the judge computes
-  // both from the inputs and the exact xhat). Infinity = no limit.
+  // weight sum_r |dy_ri| (1 + |xhat_ri|), are at most this, and for dx also
+  // rstd W (the judge computes them from the inputs and the exact xhat and
+  // rstd). Infinity = no limit.
   double max_backward_weight = std::numeric_limits<double>::infinity();
   ForwardFn forward = nullptr;
   BackwardFn backward = nullptr;  // nullptr: forward only

@@ -42,8 +42,13 @@ inline constexpr double kFloatAccMaxRowSumsq = std::numeric_limits<float>::max()
 // |g_i|, sum |g_i| and sum |g_i xhat_i| are at most W; |xhat_i| <= sqrt(d), so
 // |xhat_i * mean(g xhat)| <= W / sqrt(d) and the bracket (g - a) - xhat b is at
 // most 3W; rounding inflates each by at most 2 (as above): every intermediate
-// before the final product with rstd is finite (that product overflows only
-// where the exact dx is near the format's range, which the judge allows).
+// before the final product with rstd is finite. That product, at most
+// rstd 6W (times 1 + O(u)), is finite when rstd W <= MAX/8 too, the judge's
+// condition for dx (harness/judge.cc, BackwardRange); beyond it the bracket's
+// rounding error times rstd can overflow where the exact dx, which cancels,
+// does not (found by fuzz_ln: an f64 LayerNorm row with kappa ~ 2^40, rstd
+// 2^43 and dy up to 2^967 gave dx = -inf for an exact -1.1e302,
+// fuzz/regressions/backward-rstd-times-weight-beyond-claim.case).
 // dgamma_j = sum_r dy_rj xhat_rj and dbeta_j = sum_r dy_rj: the same with the
 // column weight sum_r |dy_rj| (1 + |xhat_rj|). Found by fuzz_ln: two dy near
 // FLT_MAX made the row sum of g overflow (fuzz/regressions).

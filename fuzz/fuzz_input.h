@@ -1,11 +1,13 @@
-// The fuzz_ln input format (version 1): a fixed 10-byte header followed by
+// The fuzz_ln input format (version 2): a fixed 10-byte header followed by
 // the raw bit patterns of the values, little-endian, in the dtype's width.
 // Every byte string decodes to a valid input: missing header bytes read as 0,
 // a value region that is too short shrinks the number of explicit columns.
 //
-//   byte 0     kernel selector: s % (n + 1) over the n selected kernels that
-//              can run the case; 0 = every one of them (the oracle is computed
-//              once per input either way), k = the k-th.
+//   byte 0     kernel selector: s % n picks one of the n selected kernels
+//              that can run the case. (Version 1 read 0 as every one of them:
+//              inputs that judged every kernel found more features, so the
+//              corpus filled with them and an input cost six kernel runs on
+//              average; fuzz/README.md, Speed.)
 //   byte 1     bit 0 norm (0 layer_norm, 1 rms_norm); bits 1-2 x dtype and
 //              bits 3-4 param dtype (0 f32, 1 f16, 2 bf16, 3 f64: the ABI's
 //              lnv_dtype); bit 5 backward (dy present); bits 6-7 affine mode
@@ -17,7 +19,9 @@
 //   byte 6     rows - 1, modulo kMaxRows.
 //   byte 7     eps: index into EpsTable(), modulo its size.
 //   byte 8     bits 0-1 fill mode (FillMode); bit 2 cross-check the oracle's
-//              two backends on this input (exact paths, small inputs only);
+//              two backends on this input (exact paths, small inputs only;
+//              fuzz_ln samples one flagged input in kCrossCheckEvery by its
+//              hash, fuzz_ln_replay checks every one);
 //              bit 3 random data: the values are a random-data family's
 //              (bits 4-5 pick it from kRandomDataFamilies) with the header's
 //              norm, dtypes, d, rows, eps, backward and affine flags, seeded

@@ -64,7 +64,8 @@ uint8_t g_feature_counters[lnv::fuzz::kFeatureSpace];
 struct Totals {
   std::int64_t inputs = 0, kernels = 0, elements = 0, judged = 0, unclaimed = 0;
   std::int64_t typical = 0, beyond_typical = 0, beyond_typical_reported = 0;
-  std::int64_t rechecked = 0, recheck_disagreements = 0;
+  std::int64_t rechecked = 0, recheck_disagreements = 0, slow_path = 0, cross_checks = 0;
+  double cross_check = 0;
   double oracle = 0, kernel = 0, in_target = 0;
   std::chrono::steady_clock::time_point start = std::chrono::steady_clock::now();
 } g_totals;
@@ -80,7 +81,9 @@ void PrintStats() {
       " (%.0f%% of the target, %.0f%% of wall), kernels+judge %.1f s (%.0f%%);"
       " %.3g%% of judged elements without a claim; %lld judged under the statistical"
       " tier (random-data inputs), %lld beyond it (%lld of observed kernels, reported only);"
-      " %lld of the oracle's fast decisions re-decided exactly, %lld differ\n",
+      " %lld of the oracle's fast decisions re-decided exactly, %lld differ;"
+      " %lld oracle outputs on its exact path (%.2f an element); %lld backend cross-checks"
+      " (%.1f s)\n",
       static_cast<long long>(g_totals.inputs), wall, cpu, g_totals.inputs / std::max(wall, 1e-9),
       g_totals.inputs / std::max(cpu, 1e-9), static_cast<long long>(g_totals.kernels),
       static_cast<double>(g_totals.elements) / std::max<std::int64_t>(1, g_totals.inputs),
@@ -93,7 +96,11 @@ void PrintStats() {
       static_cast<long long>(g_totals.typical), static_cast<long long>(g_totals.beyond_typical),
       static_cast<long long>(g_totals.beyond_typical_reported),
       static_cast<long long>(g_totals.rechecked),
-      static_cast<long long>(g_totals.recheck_disagreements));
+      static_cast<long long>(g_totals.recheck_disagreements),
+      static_cast<long long>(g_totals.slow_path),
+      static_cast<double>(g_totals.slow_path) /
+          static_cast<double>(std::max<std::int64_t>(1, g_totals.elements)),
+      static_cast<long long>(g_totals.cross_checks), g_totals.cross_check);
 }
 
 bool HasFlag(int argc, char** argv, const char* prefix) {
@@ -169,6 +176,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   g_totals.recheck_disagreements += r.stats.recheck_disagreements;
   g_totals.oracle += r.stats.oracle_seconds;
   g_totals.kernel += r.stats.kernel_seconds;
+  g_totals.slow_path += r.stats.slow_path;
+  g_totals.cross_check += r.stats.cross_check_seconds;
+  g_totals.cross_checks += r.stats.cross_checked;
   for (std::uint32_t id : r.features.ids()) g_feature_counters[id] = 1;
 
   bool trap = false;

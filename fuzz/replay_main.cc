@@ -16,7 +16,7 @@
 namespace {
 
 constexpr const char* kUsage =
-    "usage: fuzz_ln_replay PATH...\n"
+    "usage: fuzz_ln_replay [--every-kernel] PATH...\n"
     "\n"
     "Replays without libFuzzer what fuzz_ln runs and finds. Each PATH is a file or\n"
     "a directory (every file below it, sorted; README* and dotfiles skipped):\n"
@@ -25,7 +25,10 @@ constexpr const char* kUsage =
     "           negative control must be caught), and the oracle's self-checks\n"
     "           (never undecided; its two backends agree bit for bit); a case\n"
     "           whose kernel is '-' gets only the latter.\n"
-    "  other    a fuzz_ln input, judged exactly as fuzz_ln judges it.\n"
+    "  other    a fuzz_ln input, judged as fuzz_ln judges it: the kernel its\n"
+    "           selector byte picks (every compatible one with --every-kernel),\n"
+    "           and the oracle's backend cross-check on every input carrying the\n"
+    "           flag (fuzz_ln samples one flagged input in 8 by its hash).\n"
     "The kernel selection and limits come from the same environment as fuzz_ln\n"
     "(LNV_FUZZ_IMPLS, LNV_PLUGINS, LNV_FUZZ_MAX_D, LNV_FUZZ_KNOWN_FINDINGS). Case\n"
     "files of findings go to\n"
@@ -147,6 +150,13 @@ int main(int argc, char** argv) {
     std::cout << kUsage;
     return 0;
   }
+  lnv::fuzz::FuzzConfig config;
+  config.cross_check_every = 1;
+  if (const auto every = std::find(args.begin(), args.end(), "--every-kernel");
+      every != args.end()) {
+    config.every_kernel = true;
+    args.erase(every);
+  }
   for (const std::string& a : args) {
     if (a.rfind("-", 0) == 0) {
       std::cerr << "fuzz_ln_replay: unknown option " << a << " (see --help)\n";
@@ -157,7 +167,6 @@ int main(int argc, char** argv) {
     std::cerr << "fuzz_ln_replay: no PATH given (see --help)\n";
     return 2;
   }
-  lnv::fuzz::FuzzConfig config;
   if (const std::string error = lnv::fuzz::ConfigFromEnv(&config); !error.empty()) {
     std::cerr << "fuzz_ln_replay: " << error << " (see --help)\n";
     return 2;

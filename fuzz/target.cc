@@ -426,9 +426,8 @@ std::vector<const ImplInfo*> CompatibleKernels(const FuzzConfig& config, const C
 std::vector<const ImplInfo*> ChosenKernels(const FuzzConfig& config, const Case& c,
                                            std::uint8_t selector) {
   std::vector<const ImplInfo*> all = CompatibleKernels(config, c);
-  const std::size_t pick = selector % (all.size() + 1);
-  if (pick == 0) return all;
-  return {all[pick - 1]};
+  if (config.every_kernel || all.empty()) return all;
+  return {all[selector % all.size()]};
 }
 
 RunResult RunCase(const FuzzConfig& config, const Case& c,
@@ -440,6 +439,7 @@ RunResult RunCase(const FuzzConfig& config, const Case& c,
   sampled.recheck_every = kRecheckEvery;
   const Reference ref = ComputeReference(c, sampled);
   res.stats.rechecked = ref.forward.rechecked + (ref.backward ? ref.backward->rechecked : 0);
+  res.stats.slow_path = ref.forward.slow_path + (ref.backward ? ref.backward->slow_path : 0);
   res.stats.recheck_disagreements =
       ref.forward.recheck_disagreements + (ref.backward ? ref.backward->recheck_disagreements : 0);
   if (res.stats.recheck_disagreements > 0) {
@@ -453,8 +453,7 @@ RunResult RunCase(const FuzzConfig& config, const Case& c,
   AddInputFeatures(c, ref.forward.stats, &res.features);
   const std::int64_t undecided =
       ref.forward.undecided + (ref.backward ? ref.backward->undecided : 0);
-  AddOracleFeatures(ref.forward.slow_path + (ref.backward ? ref.backward->slow_path : 0), undecided,
-                    &res.features);
+  AddOracleFeatures(res.stats.slow_path, undecided, &res.features);
   if (undecided > 0)
     res.findings.push_back(OracleFinding(FindingKind::kOracleUndecided, c, FirstUndecided(ref)));
   if (cross_check_oracle && c.d <= kCrossCheckMaxElements) {
@@ -472,7 +471,9 @@ RunResult RunCase(const FuzzConfig& config, const Case& c,
       sub = SelectRows(c, rows);
       diff = CrossCheckOracle(sub, ComputeReference(sub));
     }
-    res.stats.oracle_seconds += Seconds(t0, Clock::now());
+    res.stats.cross_checked = true;
+    res.stats.cross_check_seconds = Seconds(t0, Clock::now());
+    res.stats.oracle_seconds += res.stats.cross_check_seconds;
     if (!diff.empty()) {
       res.findings.push_back(
           OracleFinding(FindingKind::kOracleBackends, k == c.rows ? c : sub, diff));
@@ -517,8 +518,10 @@ RunResult RunCase(const FuzzConfig& config, const Case& c,
 RunResult RunInput(const FuzzConfig& config, const std::uint8_t* data, std::size_t size) {
   const FuzzInput in = DecodeInput(data, size, config.decode);
   const Case c = Materialize(in);
-  RunResult r =
-      RunCase(config, c, ChosenKernels(config, c, in.kernel_selector), in.cross_check_oracle);
+  const auto every =
+      static_cast<std::uint64_t>(std::max<std::int64_t>(1, config.cross_check_every));
+  const bool cross = in.cross_check_oracle && InputHash(data, size) % every == 0;
+  RunResult r = RunCase(config, c, ChosenKernels(config, c, in.kernel_selector), cross);
   char note[96];
   std::snprintf(note, sizeof note, "fuzz input fnv1a64 %016llx (%zu bytes)",
                 static_cast<unsigned long long>(InputHash(data, size)), size);

@@ -74,6 +74,12 @@ std::string OutsideClasses(const ObservedClasses& classes, const Case& c, const 
 // this many elements (none when d is larger): its two exact-path oracle runs
 // cost about a hundred fast-path runs.
 inline constexpr std::int64_t kCrossCheckMaxElements = 64;
+// fuzz_ln cross-checks one flagged input in kCrossCheckEvery (FuzzConfig::
+// cross_check_every), chosen by the input's hash (InputHash) so that a rerun
+// checks the same ones and mutants of a checked input are not checked more
+// often than others: at every flagged input the check took about half of
+// fuzz_ln's time (fuzz/README.md, Speed).
+inline constexpr std::int64_t kCrossCheckEvery = 8;
 // One fast decision of the oracle in kRecheckEvery (OracleOptions::
 // recheck_every) is decided again on its exact path, on every input; a
 // different rounding is an oracle finding. An exact decision costs as much
@@ -100,6 +106,13 @@ struct FuzzConfig {
   // finding with its case rather than a dead fuzzer; a fork per call costs
   // throughput, so it is an option. nullptr: every kernel in this process.
   std::shared_ptr<Isolator> isolator;
+  // Judge every compatible kernel on each input, whatever its selector byte
+  // (fuzz_ln_replay --every-kernel: the corpus replay test). fuzz_ln judges
+  // the one the selector picks.
+  bool every_kernel = false;
+  // Inputs with the cross-check flag whose InputHash is 0 modulo this are
+  // cross-checked (kCrossCheckEvery); 1: every flagged input (the replay).
+  std::int64_t cross_check_every = kCrossCheckEvery;
 };
 
 // The selection: every entry of `all` whose name matches `glob`; with an
@@ -154,6 +167,12 @@ struct RunStats {
   std::int64_t typical_elements = 0, beyond_typical_elements = 0, beyond_typical_reported = 0;
   // The oracle's sampled exact re-decisions (kRecheckEvery), and those that differed.
   std::int64_t rechecked = 0, recheck_disagreements = 0;
+  // Oracle outputs its fast path could not decide (OracleForwardResult::slow_path
+  // and the backward's); whether the backends were cross-checked, and the
+  // seconds that took (part of oracle_seconds).
+  std::int64_t slow_path = 0;
+  bool cross_checked = false;
+  double cross_check_seconds = 0.0;
 };
 
 struct RunResult {
@@ -166,10 +185,12 @@ struct RunResult {
 RunResult RunCase(const FuzzConfig& config, const Case& c,
                   const std::vector<const ImplInfo*>& kernels, bool cross_check_oracle);
 
-// One fuzz input: decode, choose kernels by the selector, RunCase.
+// One fuzz input: decode, choose the kernel by the selector, cross-check the
+// oracle when the input is flagged and sampled (cross_check_every), RunCase.
 RunResult RunInput(const FuzzConfig& config, const std::uint8_t* data, std::size_t size);
 
-// The kernels of the selection that can run c, and the ones the selector picks.
+// The kernels of the selection that can run c, and the one the selector
+// picks (selector % their count), or all of them with config.every_kernel.
 std::vector<const ImplInfo*> CompatibleKernels(const FuzzConfig& config, const Case& c);
 std::vector<const ImplInfo*> ChosenKernels(const FuzzConfig& config, const Case& c,
                                            std::uint8_t selector);

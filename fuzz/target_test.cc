@@ -245,19 +245,20 @@ TEST(FuzzTarget, EveryRegisteredObservedKernelHasARecordedBaseline) {
   }
 }
 
-TEST(FuzzTarget, TheSelectorPicksEveryCompatibleKernelOrExactlyOne) {
+TEST(FuzzTarget, TheSelectorPicksExactlyOneCompatibleKernelOrEveryOneOnRequest) {
   FuzzConfig config;
   ASSERT_EQ(SelectKernels(AllImpls(), "", &config), "");
   const Case c = Family("standard_normal", 8, 2);
   const auto all = CompatibleKernels(config, c);
   ASSERT_GT(all.size(), 1u);
   for (const ImplInfo* k : all) EXPECT_EQ(CheckCompatible(*k, c), "");
-  EXPECT_EQ(ChosenKernels(config, c, 0), all);
-  for (std::size_t s = 1; s <= all.size(); ++s) {
+  for (std::size_t s = 0; s < 256; ++s) {
     const auto one = ChosenKernels(config, c, static_cast<std::uint8_t>(s));
     ASSERT_EQ(one.size(), 1u);
-    EXPECT_EQ(one[0], all[s - 1]);
+    EXPECT_EQ(one[0], all[s % all.size()]);
   }
+  config.every_kernel = true;
+  EXPECT_EQ(ChosenKernels(config, c, 7), all);
 }
 
 TEST(FuzzTarget, APrewrittenCaseIsDeletedWhenTheKernelReturns) {
@@ -306,13 +307,49 @@ TEST(FuzzTarget, RunInputJudgesTheKernelsTheSelectorChose) {
   for (std::size_t i = 0; i < in.x.size(); ++i)
     in.x[i] = ToBits(static_cast<double>(i), DType::kF32);
   auto bytes = EncodeInput(in);
+  const RunResult one = RunInput(config, bytes.data(), bytes.size());
+  EXPECT_EQ(one.stats.kernels_judged, 1);
+  EXPECT_TRUE(one.findings.empty());
+  EXPECT_FALSE(one.features.ids().empty());
+  config.every_kernel = true;
   const RunResult all = RunInput(config, bytes.data(), bytes.size());
   EXPECT_EQ(all.stats.kernels_judged,
             static_cast<std::int64_t>(CompatibleKernels(config, Materialize(in)).size()));
+  EXPECT_GT(all.stats.kernels_judged, 1);
   EXPECT_TRUE(all.findings.empty());
-  EXPECT_FALSE(all.features.ids().empty());
-  bytes[0] = 1;
-  EXPECT_EQ(RunInput(config, bytes.data(), bytes.size()).stats.kernels_judged, 1);
+}
+
+TEST(FuzzTarget, FlaggedInputsAreCrossCheckedWhenTheirHashIsSampled) {
+  FuzzConfig config;
+  ASSERT_EQ(SelectKernels(AllImpls(), "f32/two_pass/cpu-scalar", &config), "");
+  FuzzInput in;
+  in.signature = {Norm::kLayerNorm, DType::kF32, DType::kF32};
+  in.d = in.cols = 4;
+  Normalize(&in);
+  // Inputs that differ in the fill seed only: some hashes are sampled, most not.
+  int sampled = 0, checked = 0, flagged_off = 0;
+  for (int seed = 0; seed < 64; ++seed) {
+    in.fill_seed = static_cast<std::uint8_t>(seed);
+    in.cross_check_oracle = true;
+    const auto bytes = EncodeInput(in);
+    const bool hit = InputHash(bytes.data(), bytes.size()) % kCrossCheckEvery == 0;
+    sampled += hit;
+    const RunResult r = RunInput(config, bytes.data(), bytes.size());
+    EXPECT_EQ(r.stats.cross_checked, hit) << seed;
+    checked += r.stats.cross_checked;
+    in.cross_check_oracle = false;
+    const auto plain = EncodeInput(in);
+    flagged_off += RunInput(config, plain.data(), plain.size()).stats.cross_checked;
+  }
+  EXPECT_GT(sampled, 0);
+  EXPECT_LT(sampled, 64);
+  EXPECT_EQ(checked, sampled);
+  EXPECT_EQ(flagged_off, 0) << "no flag, no cross-check";
+  // The replay's setting: every flagged input.
+  config.cross_check_every = 1;
+  in.cross_check_oracle = true;
+  const auto bytes = EncodeInput(in);
+  EXPECT_TRUE(RunInput(config, bytes.data(), bytes.size()).stats.cross_checked);
 }
 
 // float rounded toward zero from a double (chops the low bits).

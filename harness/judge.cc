@@ -496,11 +496,20 @@ struct RowContext {
   // is 0/0, which no finite-in, finite-out kernel can be asked to reproduce.
   std::vector<bool> undefined;
   bool any_undefined = false;
+  // y = gamma xhat + beta forms gamma xhat in the accumulation format: a
+  // kernel that states a claimed range (finite max_row_sumsq) claims y only
+  // where a finite gamma has |gamma_i xhat_i| at most half that format's
+  // largest value (room for xhat's rounding); beyond it the product may
+  // overflow where the exact y, with beta cancelling, is finite. +inf: no
+  // such limit (observed kernels).
+  double y_product_limit = kInf;
 };
 
 RowContext MakeRowContext(const ImplInfo& impl, const Case& c, const Reference& ref,
                           const JudgeOptions& opt, Judgement* j) {
   RowContext x;
+  if (std::isfinite(impl.max_row_sumsq))
+    x.y_product_limit = MaxFinite(FormatOf(impl.acc_dtype)) / 2;
   x.model = opt.model_for(impl);
   x.tier = opt.typical;
   x.typical = x.tier != TypicalTier::kOff;
@@ -536,9 +545,11 @@ void JudgeForwardOutputs(const Case& c, const Reference& ref, const RowContext& 
         const double b = ForwardElementBound(x.model, ref.rows[r], x.rb[r], ein);
         const double bt =
             x.typical ? ForwardElementBound(x.tmodel, ref.rows[r], x.rbt[r], ein) : kInf;
-        acc.Add(
-            WithTypical(JudgeElement(idx, out.y[idx], ev, b, out_f, x.in_range[r], x.undefined[r]),
-                        bt, x.tier));
+        // (A finite gamma only: an infinite one is the IEEE contract's.)
+        const bool in = x.in_range[r] && !(std::isfinite(ein.gamma) &&
+                                           std::fabs(ein.gamma * ein.xhat) > x.y_product_limit);
+        acc.Add(WithTypical(JudgeElement(idx, out.y[idx], ev, b, out_f, in, x.undefined[r]), bt,
+                            x.tier));
       }
     }
   }
@@ -562,7 +573,8 @@ void JudgeForwardOutputs(const Case& c, const Reference& ref, const RowContext& 
 // sum |dy| (1 + |xhat|), from the inputs and the exact xhat. (NaN for a row
 // holding NaN: it stays in range, under the NaN contract.) dx also needs
 // rstd W within the limit: dx = rstd ((g - a) - xhat b) multiplies the
-// bracket, bounded by a multiple of W, by rstd (impls/cpu/valid_range.h).
+// bracket, bounded by a multiple of W, by the kernel's rstd, which its claim
+// puts within (1 + rstd_rel) of the exact one (impls/cpu/valid_range.h).
 struct BackwardRange {
   std::vector<bool> row_in_range;
   std::vector<bool> dx_in_range;
@@ -570,7 +582,7 @@ struct BackwardRange {
 };
 
 BackwardRange BackwardRangeOf(const ImplInfo& impl, const Case& c, const Reference& ref,
-                              const RowContext& x) {
+                              const RowContext& x, const std::vector<BackwardRowBound>& bb) {
   const std::int64_t d = c.d;
   BackwardRange br{x.in_range, x.in_range, std::vector<double>(static_cast<std::size_t>(d), 0.0)};
   for (std::int64_t r = 0; r < c.rows; ++r) {
@@ -583,8 +595,9 @@ BackwardRange BackwardRangeOf(const ImplInfo& impl, const Case& c, const Referen
       br.col_weight[i] += ady * spread;
     }
     if (w > impl.max_backward_weight) br.row_in_range[r] = false;
-    if (!br.row_in_range[r] || w * ref.forward.stats[r].rstd > impl.max_backward_weight)
-      br.dx_in_range[r] = false;
+    // The kernel's rstd, within its claim of the exact one (bb[r].rstd_rel).
+    const double rstd = ref.forward.stats[r].rstd * (1 + bb[r].rstd_rel);
+    if (!br.row_in_range[r] || w * rstd > impl.max_backward_weight) br.dx_in_range[r] = false;
   }
   return br;
 }
@@ -697,7 +710,7 @@ void JudgeBackwardOutputs(const ImplInfo& impl, const Case& c, const Reference& 
       bbt.push_back(BackwardRowBoundFor(x.tmodel, ref.rows[r], x.rbt[r], ref.backward_rows[r]));
     }
   }
-  const BackwardRange br = BackwardRangeOf(impl, c, ref, x);
+  const BackwardRange br = BackwardRangeOf(impl, c, ref, x, bb);
   if (!out.dx.empty()) JudgeDx(c, ref, x, br, bb, bbt, out, opt, j);
   if (!out.dgamma.empty() || !out.dbeta.empty()) {
     JudgeParamGradients(impl, c, ref, x, br, bb, bbt, out, opt, j);

@@ -448,6 +448,33 @@ TEST_F(JudgeTest, ADxRowWhoseRstdTimesWeightIsBeyondTheClaimIsOutOfRange) {
   EXPECT_EQ(Judge(unlimited, c)[Output::kDx].verdict, Verdict::kNotFinite);
 }
 
+// y = gamma xhat + beta: with gamma = DBL_MAX and |xhat| = 1.34 the product
+// overflows binary64 while beta = -DBL_MAX/2 keeps the exact y[3] finite
+// (0.84 DBL_MAX). Past |gamma xhat| = MAX/2 a kernel stating a range claims
+// no y (found by review: f64 LayerNorm kernels gave +inf there); the same
+// kernel with no stated range is caught (the check can fail).
+TEST_F(JudgeTest, AYElementWhoseGammaTimesXhatIsBeyondTheClaimIsOutOfRange) {
+  const ImplInfo* k = FindImpl("f64/two_pass/cpu-scalar");
+  ASSERT_NE(k, nullptr);
+  const double max = std::numeric_limits<double>::max();
+  Case c;
+  c.dtype = c.param_dtype = DType::kF64;
+  c.d = 4;
+  c.rows = 1;
+  c.eps = 0x1p-17;  // a binary32 value, as the kernel receives it
+  c.x = {0.0, 1.0, 2.0, 3.0};
+  c.gamma = {max, max, max, max};
+  c.beta = {-max / 2, -max / 2, -max / 2, -max / 2};
+  JudgeOptions opt;
+  opt.keep_elements = true;
+  const Judgement j = Judge(*k, c, opt);
+  EXPECT_FALSE(IsFailure(j[Output::kY].verdict)) << Summarize(j);
+  EXPECT_EQ(j[Output::kY].out_of_range, 2) << "the two |xhat| = 1.34 elements";
+  ImplInfo unlimited = *k;
+  unlimited.max_row_sumsq = std::numeric_limits<double>::infinity();
+  EXPECT_EQ(Judge(unlimited, c)[Output::kY].verdict, Verdict::kNotFinite);
+}
+
 TEST_F(JudgeTest, AgreesWithNanForNanAndFlagsAKernelThatDropsIt) {
   FamilyParams p;
   p.rows = 10;

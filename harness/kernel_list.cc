@@ -44,7 +44,7 @@ void Text(const ImplInfo& k, std::ostream& out) {
   out << k.name << "  " << StatusName(k.status) << "  " << NormName(k.norm) << " " << Dtypes(k)
       << "  " << (k.backward != nullptr ? "forward+backward" : "forward") << "  "
       << DescribeBound(k) << "  range: sum x^2 <= " << Limit(k.max_row_sumsq, false)
-      << ", backward weight <= " << Limit(k.max_backward_weight, false) << "\n";
+      << ", backward weight <= " << Limit(k.max_backward_weight, false) << " (dx: rstd x weight)\n";
 }
 
 void Json(const ImplInfo& k, std::ostream& out) {

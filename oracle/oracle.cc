@@ -36,7 +36,11 @@ using oracle_internal::NegEd;
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
-ExactValue Special(double v) { return ExactValue{v, v, 0.0, ValueStatus::kDecided}; }
+// A non-finite exact value. An infinity sets lo = hi too: hi = +-inf with a
+// finite lo is a finite value past binary64's range (ExactValue, oracle.h).
+ExactValue Special(double v) {
+  return ExactValue{v, v, std::isinf(v) ? v : 0.0, ValueStatus::kDecided};
+}
 
 // An element the special-value table decides (oracle.h): v itself, or NaN
 // too where another faithful evaluation order gives NaN.

@@ -153,10 +153,11 @@ enum class ValueStatus : std::uint8_t { kDecided, kUndecided };
 struct ExactValue {
   double rounded = 0.0;  // correctly rounded into the output format
   // The exact value, hi + lo, known to at least 2p bits of the output format
-  // (relative); hi alone when that suffices. Non-finite results: hi = rounded.
-  // A finite exact value past binary64's overflow threshold (binary64
-  // outputs): hi = +-inf and lo = the exact value -+ 2^1024, rounded to
-  // nearest, so that a finite kernel value can still be measured against it.
+  // (relative); hi alone when that suffices. Non-finite results: hi = rounded
+  // (an infinity: lo = hi too). A finite exact value past binary64's overflow
+  // threshold (binary64 outputs): hi = +-inf and a finite lo = the exact
+  // value -+ 2^1024, rounded to nearest, so that a finite kernel value can
+  // still be measured against it.
   double hi = 0.0, lo = 0.0;
   ValueStatus status = ValueStatus::kDecided;
   // Set by the special-value table (above). by_table: IEEE rules alone decide

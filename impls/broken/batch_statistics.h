@@ -16,7 +16,8 @@
 //   batch as a whole.
 //   Backward: rows and dgamma/dbeta columns whose weight (valid_range.h:
 //   sum |dy gamma| (1 + |xhat|), columns sum |dy| (1 + |xhat|)) is at most
-//   MAX/8 of the accumulation type.
+//   MAX/8 of the accumulation type, and for dx rstd times the row weight too.
+//   y: elements with |gamma xhat| <= MAX/2 (the product may be formed first).
 #ifndef LNV_IMPLS_BROKEN_BATCH_STATISTICS_H_
 #define LNV_IMPLS_BROKEN_BATCH_STATISTICS_H_
 

@@ -16,7 +16,8 @@
 // Valid range: as the scalar references (impls/cpu/valid_range.h).
 //   Backward: rows and dgamma/dbeta columns whose weight (valid_range.h:
 //   sum |dy gamma| (1 + |xhat|), columns sum |dy| (1 + |xhat|)) is at most
-//   MAX/8 of the accumulation type.
+//   MAX/8 of the accumulation type, and for dx rstd times the row weight too.
+//   y: elements with |gamma xhat| <= MAX/2 (the product may be formed first).
 #ifndef LNV_IMPLS_BROKEN_EPS_IN_HALF_H_
 #define LNV_IMPLS_BROKEN_EPS_IN_HALF_H_
 

@@ -18,7 +18,8 @@
 //   (valid_range.h): then squared deviations and their sums stay finite.
 //   Backward: rows and dgamma/dbeta columns whose weight (valid_range.h:
 //   sum |dy gamma| (1 + |xhat|), columns sum |dy| (1 + |xhat|)) is at most
-//   MAX/8 of the accumulation type.
+//   MAX/8 of the accumulation type, and for dx rstd times the row weight too.
+//   y: elements with |gamma xhat| <= MAX/2 (the product may be formed first).
 #ifndef LNV_IMPLS_CPU_TWO_PASS_H_
 #define LNV_IMPLS_CPU_TWO_PASS_H_
 

@@ -32,7 +32,8 @@
 //   Backward requires the forward's mean and rstd (non-NULL).
 //   Backward: rows and dgamma/dbeta columns whose weight (valid_range.h:
 //   sum |dy gamma| (1 + |xhat|), columns sum |dy| (1 + |xhat|)) is at most
-//   MAX/8 of the accumulation type.
+//   MAX/8 of the accumulation type, and for dx rstd times the row weight too.
+//   y: elements with |gamma xhat| <= MAX/2 (the product may be formed first).
 #ifndef LNV_IMPLS_CUDA_LAYER_NORM_H_
 #define LNV_IMPLS_CUDA_LAYER_NORM_H_
 

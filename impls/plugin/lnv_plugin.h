@@ -72,7 +72,8 @@ typedef struct {
   double max_backward_weight; /* the backward's range: rows whose
                                * sum |dy gamma| (1 + |xhat|), and dgamma/dbeta
                                * columns whose sum |dy| (1 + |xhat|), exceed
-                               * this are outside it; 0: no limit */
+                               * this are outside it, and for dx also rows
+                               * whose rstd times that sum does; 0: no limit */
 } lnv_kernel;
 typedef struct {
   uint32_t struct_size;

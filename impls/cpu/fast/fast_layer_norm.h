@@ -51,7 +51,8 @@
 //   holding NaN or +-inf give NaN rows.
 //   Backward: rows and dgamma/dbeta columns whose weight (valid_range.h:
 //   sum |dy gamma| (1 + |xhat|), columns sum |dy| (1 + |xhat|)) is at most
-//   MAX/8 of the accumulation type.
+//   MAX/8 of the accumulation type, and for dx rstd times the row weight too.
+//   y: elements with |gamma xhat| <= MAX/2 (the product may be formed first).
 #ifndef LNV_IMPLS_CPU_FAST_FAST_LAYER_NORM_H_
 #define LNV_IMPLS_CPU_FAST_FAST_LAYER_NORM_H_
 

@@ -12,7 +12,7 @@ usage() {
 usage: fuzz/overnight.sh [options]
 
 Runs fuzz_ln (the clang `fuzz-fast` preset by default: libFuzzer and UBSan
-without ASan; built first) with -fork=JOBS, -entropic=0 (see --entropic) and
+without ASan; built first) with -fork=JOBS, -entropic=1 (see --entropic) and
 -ignore_crashes=1 for the given time in a work folder, then:
   1. merges the new inputs into WORK/corpus (libFuzzer -merge=1, set cover);
   2. runs every crash/timeout/oom input once and groups them by finding key
@@ -183,7 +183,7 @@ done
 echo "$n_artifacts crash inputs, ${#best_input[@]} distinct findings"
 
 # One input stands for every key it is the smallest input of: minimize
-# those inputs, not one per key (a cause usually hits several kernels at once).
+# those inputs, not one per key (one cause can give several keys on one kernel).
 declare -A keys_of_input=()
 for key in "${!best_input[@]}"; do
   keys_of_input[${best_input[$key]}]+="$key"$'\n'

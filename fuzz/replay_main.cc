@@ -151,7 +151,7 @@ int main(int argc, char** argv) {
     return 0;
   }
   lnv::fuzz::FuzzConfig config;
-  config.cross_check_every = 1;
+  config.cross_check_every = 1;  // LNV_FUZZ_CROSS_CHECK_EVERY may still set it
   if (const auto every = std::find(args.begin(), args.end(), "--every-kernel");
       every != args.end()) {
     config.every_kernel = true;

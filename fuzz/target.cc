@@ -387,6 +387,14 @@ std::string ConfigFromEnv(FuzzConfig* config) {
     }
     config->decode.max_d = n;
   }
+  if (const char* v = std::getenv("LNV_FUZZ_CROSS_CHECK_EVERY"); v != nullptr && *v != '\0') {
+    std::int64_t n = 0;
+    const auto [p, ec] = std::from_chars(v, v + std::strlen(v), n);
+    if (ec != std::errc() || *p != '\0' || n < 1) {
+      return "LNV_FUZZ_CROSS_CHECK_EVERY='" + std::string(v) + "' is not a positive integer";
+    }
+    config->cross_check_every = n;
+  }
   if (const char* v = std::getenv("LNV_FUZZ_CASES_DIR"); v != nullptr && *v != '\0')
     config->cases_dir = v;
   if (const char* v = std::getenv("LNV_FUZZ_PREWRITE"); v != nullptr)

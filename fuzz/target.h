@@ -128,7 +128,8 @@ std::string SelectKernels(const std::vector<ImplInfo>& all, const std::string& g
 // an error at the start rather than a stop at the first finding.
 std::string LoadBaselines(const std::string& dir, FuzzConfig* config);
 
-// Reads LNV_FUZZ_IMPLS, LNV_PLUGINS, LNV_FUZZ_MAX_D, LNV_FUZZ_CASES_DIR,
+// Reads LNV_FUZZ_IMPLS, LNV_PLUGINS, LNV_FUZZ_MAX_D, LNV_FUZZ_CROSS_CHECK_EVERY
+// (cross_check_every; 1 for minimizing a backend finding), LNV_FUZZ_CASES_DIR,
 // LNV_FUZZ_PREWRITE, LNV_FUZZ_ISOLATE (1: plugin kernels in a child process;
 // it is made here, before any kernel runs) and LNV_FUZZ_KNOWN_FINDINGS (a
 // file), and the selected

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -317,6 +318,20 @@ TEST(FuzzTarget, RunInputJudgesTheKernelsTheSelectorChose) {
             static_cast<std::int64_t>(CompatibleKernels(config, Materialize(in)).size()));
   EXPECT_GT(all.stats.kernels_judged, 1);
   EXPECT_TRUE(all.findings.empty());
+}
+
+TEST(FuzzTarget, TheCrossCheckRateComesFromTheEnvironmentAndBadValuesAreErrors) {
+  FuzzConfig config;
+  EXPECT_EQ(config.cross_check_every, kCrossCheckEvery);
+  setenv("LNV_FUZZ_CROSS_CHECK_EVERY", "1", 1);
+  EXPECT_EQ(ConfigFromEnv(&config), "");
+  EXPECT_EQ(config.cross_check_every, 1);
+  for (const char* bad : {"0", "-3", "8x", "many"}) {
+    setenv("LNV_FUZZ_CROSS_CHECK_EVERY", bad, 1);
+    FuzzConfig other;
+    EXPECT_NE(ConfigFromEnv(&other).find("LNV_FUZZ_CROSS_CHECK_EVERY"), std::string::npos) << bad;
+  }
+  unsetenv("LNV_FUZZ_CROSS_CHECK_EVERY");
 }
 
 TEST(FuzzTarget, FlaggedInputsAreCrossCheckedWhenTheirHashIsSampled) {

@@ -475,6 +475,37 @@ TEST_F(JudgeTest, AYElementWhoseGammaTimesXhatIsBeyondTheClaimIsOutOfRange) {
   EXPECT_EQ(Judge(unlimited, c)[Output::kY].verdict, Verdict::kNotFinite);
 }
 
+// An exact binary64 y past DBL_MAX (beta = 0.9 DBL_MAX, gamma xhat = 0.335
+// DBL_MAX, within the product's range) keeps a finite bound although its
+// hi + lo is infinite (a review asked whether any finite kernel value then
+// passes: it does not). The kernel's own +inf (the correct rounding) passes;
+// DBL_MAX, 0.235 DBL_MAX off, and 0 do not.
+TEST_F(JudgeTest, AFiniteYFarFromAnExactValuePastBinary64Fails) {
+  const ImplInfo* k = FindImpl("f64/two_pass/cpu-scalar");
+  ASSERT_NE(k, nullptr);
+  const double max = std::numeric_limits<double>::max();
+  Case c;
+  c.dtype = c.param_dtype = DType::kF64;
+  c.d = 4;
+  c.rows = 1;
+  c.eps = 0x1p-17;
+  c.x = {0.0, 1.0, 2.0, 3.0};
+  c.gamma = {max / 4, max / 4, max / 4, max / 4};
+  c.beta = {0.0, 0.0, 0.0, 0.9 * max};
+  const Reference ref = ComputeReference(c);
+  ASSERT_EQ(ref.forward.y[3].rounded, std::numeric_limits<double>::infinity());
+  ASSERT_TRUE(std::isfinite(ref.forward.y[3].lo));
+  const Judgement own = Judge(*k, c);
+  EXPECT_FALSE(IsFailure(own.verdict)) << Summarize(own);
+  KernelOutputs out;
+  for (std::int64_t i = 0; i < c.d; ++i) out.y.push_back(ref.forward.y[i].rounded);
+  EXPECT_FALSE(IsFailure(JudgeOutputs(*k, c, ref, out).verdict));
+  for (const double wrong : {max, 0.0}) {
+    out.y[3] = wrong;
+    EXPECT_EQ(JudgeOutputs(*k, c, ref, out)[Output::kY].verdict, Verdict::kBoundExceeded) << wrong;
+  }
+}
+
 TEST_F(JudgeTest, AgreesWithNanForNanAndFlagsAKernelThatDropsIt) {
   FamilyParams p;
   p.rows = 10;

@@ -9,6 +9,7 @@
 #include <cstring>
 #include <ctime>
 #include <filesystem>
+#include <limits>
 #include <optional>
 #include <sstream>
 
@@ -375,25 +376,38 @@ std::string LoadBaselines(const std::string& dir, FuzzConfig* config) {
   return "";
 }
 
+namespace {
+
+// Sets *out from the environment variable `name` when it is set and not
+// empty: an integer in [1, max], else a one-line error (*out unchanged).
+std::string IntegerFromEnv(const char* name, std::int64_t max, std::int64_t* out) {
+  const char* v = std::getenv(name);
+  if (v == nullptr || *v == '\0') return "";
+  std::int64_t n = 0;
+  const auto [p, ec] = std::from_chars(v, v + std::strlen(v), n);
+  if (ec != std::errc() || *p != '\0' || n < 1 || n > max) {
+    const bool unbounded = max == std::numeric_limits<std::int64_t>::max();
+    return std::string(name) + "='" + v + "' is not " +
+           (unbounded ? "a positive integer" : "an integer in [1, " + std::to_string(max) + "]");
+  }
+  *out = n;
+  return "";
+}
+
+}  // namespace
+
 std::string ConfigFromEnv(FuzzConfig* config) {
   const PluginLoad load = ImplsWithPlugins();
   if (!load.errors.empty()) return "LNV_PLUGINS: " + load.errors.front();
-  if (const char* v = std::getenv("LNV_FUZZ_MAX_D"); v != nullptr && *v != '\0') {
-    std::int64_t n = 0;
-    const auto [p, ec] = std::from_chars(v, v + std::strlen(v), n);
-    if (ec != std::errc() || *p != '\0' || n < 1 || n > kMaxMaxD) {
-      return "LNV_FUZZ_MAX_D='" + std::string(v) + "' is not an integer in [1, " +
-             std::to_string(kMaxMaxD) + "]";
-    }
-    config->decode.max_d = n;
+  if (std::string error = IntegerFromEnv("LNV_FUZZ_MAX_D", kMaxMaxD, &config->decode.max_d);
+      !error.empty()) {
+    return error;
   }
-  if (const char* v = std::getenv("LNV_FUZZ_CROSS_CHECK_EVERY"); v != nullptr && *v != '\0') {
-    std::int64_t n = 0;
-    const auto [p, ec] = std::from_chars(v, v + std::strlen(v), n);
-    if (ec != std::errc() || *p != '\0' || n < 1) {
-      return "LNV_FUZZ_CROSS_CHECK_EVERY='" + std::string(v) + "' is not a positive integer";
-    }
-    config->cross_check_every = n;
+  if (std::string error =
+          IntegerFromEnv("LNV_FUZZ_CROSS_CHECK_EVERY", std::numeric_limits<std::int64_t>::max(),
+                         &config->cross_check_every);
+      !error.empty()) {
+    return error;
   }
   if (const char* v = std::getenv("LNV_FUZZ_CASES_DIR"); v != nullptr && *v != '\0')
     config->cases_dir = v;

@@ -77,8 +77,8 @@ inline constexpr std::int64_t kCrossCheckMaxElements = 64;
 // fuzz_ln cross-checks one flagged input in kCrossCheckEvery (FuzzConfig::
 // cross_check_every), chosen by the input's hash (InputHash) so that a rerun
 // checks the same ones and mutants of a checked input are not checked more
-// often than others: at every flagged input the check took about half of
-// fuzz_ln's time (fuzz/README.md, Speed).
+// often than others: at every flagged input the check took 47 % of the
+// oracle's time (fuzz/README.md, Speed).
 inline constexpr std::int64_t kCrossCheckEvery = 8;
 // One fast decision of the oracle in kRecheckEvery (OracleOptions::
 // recheck_every) is decided again on its exact path, on every input; a

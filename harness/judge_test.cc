@@ -7,6 +7,7 @@
 #include <cmath>
 #include <limits>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "harness/case_file.h"
@@ -448,6 +449,20 @@ TEST_F(JudgeTest, ADxRowWhoseRstdTimesWeightIsBeyondTheClaimIsOutOfRange) {
   EXPECT_EQ(Judge(unlimited, c)[Output::kDx].verdict, Verdict::kNotFinite);
 }
 
+// One binary64 LayerNorm row x = 0, 1, 2, 3 (xhat = -+1.34, -+0.447) with
+// the given gamma and beta, eps a binary32 value as the kernel receives it.
+Case F64LayerNormRow(std::vector<double> gamma, std::vector<double> beta) {
+  Case c;
+  c.dtype = c.param_dtype = DType::kF64;
+  c.d = 4;
+  c.rows = 1;
+  c.eps = 0x1p-17;
+  c.x = {0.0, 1.0, 2.0, 3.0};
+  c.gamma = std::move(gamma);
+  c.beta = std::move(beta);
+  return c;
+}
+
 // y = gamma xhat + beta: with gamma = DBL_MAX and |xhat| = 1.34 the product
 // overflows binary64 while beta = -DBL_MAX/2 keeps the exact y[3] finite
 // (0.84 DBL_MAX). Past |gamma xhat| = MAX/2 a kernel stating a range claims
@@ -457,14 +472,7 @@ TEST_F(JudgeTest, AYElementWhoseGammaTimesXhatIsBeyondTheClaimIsOutOfRange) {
   const ImplInfo* k = FindImpl("f64/two_pass/cpu-scalar");
   ASSERT_NE(k, nullptr);
   const double max = std::numeric_limits<double>::max();
-  Case c;
-  c.dtype = c.param_dtype = DType::kF64;
-  c.d = 4;
-  c.rows = 1;
-  c.eps = 0x1p-17;  // a binary32 value, as the kernel receives it
-  c.x = {0.0, 1.0, 2.0, 3.0};
-  c.gamma = {max, max, max, max};
-  c.beta = {-max / 2, -max / 2, -max / 2, -max / 2};
+  const Case c = F64LayerNormRow({max, max, max, max}, {-max / 2, -max / 2, -max / 2, -max / 2});
   JudgeOptions opt;
   opt.keep_elements = true;
   const Judgement j = Judge(*k, c, opt);
@@ -484,14 +492,7 @@ TEST_F(JudgeTest, AFiniteYFarFromAnExactValuePastBinary64Fails) {
   const ImplInfo* k = FindImpl("f64/two_pass/cpu-scalar");
   ASSERT_NE(k, nullptr);
   const double max = std::numeric_limits<double>::max();
-  Case c;
-  c.dtype = c.param_dtype = DType::kF64;
-  c.d = 4;
-  c.rows = 1;
-  c.eps = 0x1p-17;
-  c.x = {0.0, 1.0, 2.0, 3.0};
-  c.gamma = {max / 4, max / 4, max / 4, max / 4};
-  c.beta = {0.0, 0.0, 0.0, 0.9 * max};
+  const Case c = F64LayerNormRow({max / 4, max / 4, max / 4, max / 4}, {0.0, 0.0, 0.0, 0.9 * max});
   const Reference ref = ComputeReference(c);
   ASSERT_EQ(ref.forward.y[3].rounded, std::numeric_limits<double>::infinity());
   ASSERT_TRUE(std::isfinite(ref.forward.y[3].lo));

@@ -5,6 +5,7 @@
 #include <immintrin.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -194,62 +195,103 @@ struct Stats {
   bool finite = false;  // var + eps finite; otherwise the row is the fallback's
 };
 
-// y = gamma * ((x - mean) * rstd) + beta over K rows (one pass: gamma and
-// beta widened once for all of them), 32 elements a step. The arithmetic is
-// elementwise, so computing on even and odd elements changes no bit.
+// Elements [i, i + n) (n from 1 to 32) of y = gamma * ((x - mean) * rstd) +
+// beta for K rows, gamma and beta widened once for all of them. The
+// arithmetic is elementwise, so computing on even and odd elements changes
+// no bit. kStream (n = 32, y[k] + i on a 64-byte line): one non-temporal
+// store of a whole line per row.
+template <int K, bool kGamma, bool kBeta, bool kStream>
+LNV_BF16_INLINE void WriteStep(const std::uint16_t* const* x, const std::uint16_t* gamma,
+                               const std::uint16_t* beta, const __m512* vmean, const __m512* vrstd,
+                               std::uint16_t* const* y, std::int64_t i, std::int64_t n) {
+  const __m512i gv = kGamma ? Load32(gamma + i, n) : _mm512_setzero_si512();
+  const __m512i bv = kBeta ? Load32(beta + i, n) : _mm512_setzero_si512();
+  const __m512 g[2] = {Even(gv), Odd(gv)};
+  const __m512 b[2] = {Even(bv), Odd(bv)};
+#pragma GCC unroll 2
+  for (int k = 0; k < K; ++k) {
+    const __m512i xv = Load32(x[k] + i, n);
+    __m512 out[2] = {Even(xv), Odd(xv)};
+#pragma GCC unroll 2
+    for (int h = 0; h < 2; ++h) {
+      const __m512 xhat = _mm512_mul_ps(_mm512_sub_ps(out[h], vmean[k]), vrstd[k]);
+      if constexpr (kGamma && kBeta) {
+        out[h] = _mm512_fmadd_ps(g[h], xhat, b[h]);
+      } else if constexpr (kGamma) {
+        out[h] = _mm512_mul_ps(g[h], xhat);
+      } else if constexpr (kBeta) {
+        out[h] = _mm512_add_ps(xhat, b[h]);
+      } else {
+        out[h] = xhat;
+      }
+    }
+    const __m512i packed = PackRne(out[0], out[1]);
+    if constexpr (kStream) {
+      _mm512_stream_si512(reinterpret_cast<__m512i*>(y[k] + i), packed);
+    } else if (n == 32) {
+      _mm512_storeu_si512(y[k] + i, packed);
+    } else {
+      _mm512_mask_storeu_epi16(y[k] + i, FirstN32(n), packed);
+    }
+  }
+}
+
+// y for K rows in one pass, 32 elements a step. With `stream` (the call's
+// choice, driver.h), and when the K rows start at the same offset within a
+// 64-byte line, the row's whole lines go out with non-temporal stores after
+// an aligning head; the partial lines at either end use ordinary stores, so
+// no line is written both ways. Which stores are used never changes a value.
+// Returns how many rows streamed (K or 0).
 template <int K, bool kGamma, bool kBeta>
-LNV_BF16_TARGET void WriteRows(const std::uint16_t* const* x, const std::uint16_t* gamma,
-                               const std::uint16_t* beta, std::int64_t d, const Stats* st,
-                               std::uint16_t* const* y) {
+LNV_BF16_TARGET int WriteRows(const std::uint16_t* const* x, const std::uint16_t* gamma,
+                              const std::uint16_t* beta, std::int64_t d, const Stats* st,
+                              std::uint16_t* const* y, bool stream) {
   __m512 vmean[K], vrstd[K];
 #pragma GCC unroll 2
   for (int k = 0; k < K; ++k) {
     vmean[k] = _mm512_set1_ps(st[k].mean);
     vrstd[k] = _mm512_set1_ps(st[k].rstd);
   }
-  for (std::int64_t i = 0; i < d; i += 32) {
-    const std::int64_t n = std::min<std::int64_t>(32, d - i);
-    const __m512i gv = kGamma ? Load32(gamma + i, n) : _mm512_setzero_si512();
-    const __m512i bv = kBeta ? Load32(beta + i, n) : _mm512_setzero_si512();
-    const __m512 g[2] = {Even(gv), Odd(gv)};
-    const __m512 b[2] = {Even(bv), Odd(bv)};
+  const auto addr = reinterpret_cast<std::uintptr_t>(y[0]);
+  stream = stream && addr % sizeof(std::uint16_t) == 0;
 #pragma GCC unroll 2
-    for (int k = 0; k < K; ++k) {
-      const __m512i xv = Load32(x[k] + i, n);
-      __m512 out[2] = {Even(xv), Odd(xv)};
-#pragma GCC unroll 2
-      for (int h = 0; h < 2; ++h) {
-        const __m512 xhat = _mm512_mul_ps(_mm512_sub_ps(out[h], vmean[k]), vrstd[k]);
-        if constexpr (kGamma && kBeta) {
-          out[h] = _mm512_fmadd_ps(g[h], xhat, b[h]);
-        } else if constexpr (kGamma) {
-          out[h] = _mm512_mul_ps(g[h], xhat);
-        } else if constexpr (kBeta) {
-          out[h] = _mm512_add_ps(xhat, b[h]);
-        } else {
-          out[h] = xhat;
-        }
-      }
-      const __m512i packed = PackRne(out[0], out[1]);
-      if (n == 32) {
-        _mm512_storeu_si512(y[k] + i, packed);
-      } else {
-        _mm512_mask_storeu_epi16(y[k] + i, FirstN32(n), packed);
-      }
+  for (int k = 1; k < K; ++k) {
+    stream = stream && (reinterpret_cast<std::uintptr_t>(y[k]) - addr) % kCacheLine == 0;
+  }
+  std::int64_t i = 0;
+  if (stream) {
+    const std::int64_t head = std::min<std::int64_t>(
+        d, static_cast<std::int64_t>((kCacheLine - addr % kCacheLine) % kCacheLine / 2));
+    if (head > 0) WriteStep<K, kGamma, kBeta, false>(x, gamma, beta, vmean, vrstd, y, 0, head);
+    for (i = head; i + 32 <= d; i += 32) {
+      WriteStep<K, kGamma, kBeta, true>(x, gamma, beta, vmean, vrstd, y, i, 32);
     }
   }
+  for (; i + 32 <= d; i += 32) {
+    WriteStep<K, kGamma, kBeta, false>(x, gamma, beta, vmean, vrstd, y, i, 32);
+  }
+  if (i < d) WriteStep<K, kGamma, kBeta, false>(x, gamma, beta, vmean, vrstd, y, i, d - i);
+  return stream ? K : 0;
 }
 
 template <int K>
-LNV_BF16_TARGET void WriteRows(const ForwardArgs& a, const std::uint16_t* const* x, const Stats* st,
-                               std::uint16_t* const* y) {
+LNV_BF16_TARGET int WriteRows(const ForwardArgs& a, const std::uint16_t* const* x, const Stats* st,
+                              std::uint16_t* const* y, bool stream) {
   const auto* g = static_cast<const std::uint16_t*>(a.gamma);
   const auto* b = static_cast<const std::uint16_t*>(a.beta);
-  if (g != nullptr && b != nullptr) return WriteRows<K, true, true>(x, g, b, a.d, st, y);
-  if (g != nullptr) return WriteRows<K, true, false>(x, g, b, a.d, st, y);
-  if (b != nullptr) return WriteRows<K, false, true>(x, g, b, a.d, st, y);
-  WriteRows<K, false, false>(x, g, b, a.d, st, y);
+  if (g != nullptr && b != nullptr) return WriteRows<K, true, true>(x, g, b, a.d, st, y, stream);
+  if (g != nullptr) return WriteRows<K, true, false>(x, g, b, a.d, st, y, stream);
+  if (b != nullptr) return WriteRows<K, false, true>(x, g, b, a.d, st, y, stream);
+  return WriteRows<K, false, false>(x, g, b, a.d, st, y, stream);
 }
+
+// Which writes of a call stream (driver.h; the Highway bf16 forward's
+// rule): two rows written together from half the footprint of one row at a
+// time.
+struct StreamChoice {
+  bool one = false;  // a row written alone
+  bool two = false;  // two rows written in one pass
+};
 
 // Row r by the Highway AVX-512 kernel (non-finite var + eps).
 void FallbackRow(const ForwardArgs& a, std::int64_t r) {
@@ -264,8 +306,9 @@ void FallbackRow(const ForwardArgs& a, std::int64_t r) {
 
 // Rows r, r + 1, ..., r + K - 1: their statistics in K independent chains
 // (one row's final reductions overlap the other's), then one write pass.
+// Returns how many of them streamed.
 template <int K>
-LNV_BF16_TARGET void RowGroup(const ForwardArgs& a, std::int64_t r) {
+LNV_BF16_TARGET int RowGroup(const ForwardArgs& a, std::int64_t r, const StreamChoice& stream) {
   const std::int64_t d = a.d;
   const float n = static_cast<float>(d);
   const std::uint16_t* x[K];
@@ -318,6 +361,7 @@ LNV_BF16_TARGET void RowGroup(const ForwardArgs& a, std::int64_t r) {
     all_finite = all_finite && st[k].finite;
     st[k].rstd = 1.f / std::sqrt(q);
   }
+  int streamed = 0;
 #pragma GCC unroll 2
   for (int k = 0; k < K; ++k) {
     if (!st[k].finite) {
@@ -326,17 +370,30 @@ LNV_BF16_TARGET void RowGroup(const ForwardArgs& a, std::int64_t r) {
     }
     if (a.mean != nullptr) a.mean[r + k] = st[k].mean;
     if (a.rstd != nullptr) a.rstd[r + k] = st[k].rstd;
-    if (!all_finite) WriteRows<1>(a, &x[k], &st[k], &y[k]);
+    if (!all_finite) streamed += WriteRows<1>(a, &x[k], &st[k], &y[k], stream.one);
   }
-  if (all_finite) WriteRows<K>(a, x, st, y);
+  if (all_finite) streamed += WriteRows<K>(a, x, st, y, K == 1 ? stream.one : stream.two);
+  return streamed;
 }
 
+std::atomic<std::int64_t> g_streamed_rows{0};
+
 void Rows(const ForwardArgs& a, WorkQueue& queue, float* /*scratch*/) {
+  const std::int64_t row_bytes = a.d * static_cast<std::int64_t>(sizeof(std::uint16_t));
+  const std::int64_t footprint = 2 * a.rows * row_bytes;  // x and y
+  StreamChoice stream;
+  stream.one = UseStreamingStores(footprint, row_bytes);
+  stream.two = UseStreamingStoresForSpreadWrites(footprint, row_bytes);  // implied by `one`
+  std::int64_t streamed = 0;
   WorkItem item;
   while (queue.Next(&item)) {
     std::int64_t r = item.row_begin;
-    for (; r + 2 <= item.row_end; r += 2) RowGroup<2>(a, r);
-    if (r < item.row_end) RowGroup<1>(a, r);
+    for (; r + 2 <= item.row_end; r += 2) streamed += RowGroup<2>(a, r, stream);
+    if (r < item.row_end) streamed += RowGroup<1>(a, r, stream);
+  }
+  if (streamed > 0) {
+    _mm_sfence();  // this thread's non-temporal stores, ordered before the call returns
+    g_streamed_rows.fetch_add(streamed, std::memory_order_relaxed);
   }
 }
 
@@ -355,6 +412,10 @@ bool Detect() {
 bool HaveAvx512Bf16LayerNorm() {
   static const bool have = Detect();
   return have;
+}
+
+std::int64_t Avx512Bf16StreamedRowsForTest() {
+  return g_streamed_rows.load(std::memory_order_relaxed);
 }
 
 int Avx512Bf16LayerNormForward(const ForwardArgs* args) {

@@ -17,6 +17,14 @@
 //   (loads exact); the write computes on the even and odd elements of 32
 //   (one shift or mask each, no widening shuffle) and interleaves the
 //   converted halves with one word permutation.
+// Stores: ordinary, except in calls whose rows (x and y) outgrow the
+//   streaming footprint, under the Highway bf16 forward's rule (driver.h:
+//   UseStreamingStoresForSpreadWrites for two rows written in one pass,
+//   UseStreamingStores for a row written alone; rows of at least
+//   kMinStreamedRowBytes). There the whole 64-byte lines of y go out with
+//   non-temporal stores, after an aligning head (two rows together only when
+//   they start at the same offset within a line); partial lines use ordinary
+//   stores. The stores never change a bit.
 // Accumulation: fp32. y rounded once into bf16 by vcvtne2ps2bf16, which is
 //   round-to-nearest-even for normal, zero, infinite and NaN (quieted)
 //   values, but turns an fp32 subnormal into a signed zero (measured on an
@@ -37,9 +45,12 @@
 //   fallback above; d < 2^43. Backward: as fast_layer_norm.h.
 // Bits: the same reduction shape and arithmetic as the Highway AVX-512 bf16
 //   forward, so the same y, mean and rstd bits (avx512bf16_layer_norm_test.cc
-//   checks every row length class, subnormal results and the fallback rows).
+//   checks every row length class, subnormal results, the fallback rows and
+//   streamed calls with y at every offset within a line).
 #ifndef LNV_IMPLS_CPU_FAST_AVX512BF16_LAYER_NORM_H_
 #define LNV_IMPLS_CPU_FAST_AVX512BF16_LAYER_NORM_H_
+
+#include <cstdint>
 
 #include "impls/api.h"
 #include "impls/registry.h"
@@ -52,6 +63,12 @@ bool HaveAvx512Bf16LayerNorm();
 
 // The ABI forward (bf16 storage only). Call only when the above is true.
 int Avx512Bf16LayerNormForward(const ForwardArgs* args);
+
+// How many rows the kernel has written with streaming stores since the
+// program started (every thread, every call): for the tests, which force
+// streaming (driver.h, SetStreamingFootprintBytesForTest) and check that it
+// happened.
+std::int64_t Avx512Bf16StreamedRowsForTest();
 
 // The registry entry. Call only when HaveAvx512Bf16LayerNorm().
 ImplInfo Avx512Bf16LayerNormImpl();

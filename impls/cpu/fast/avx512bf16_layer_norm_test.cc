@@ -7,14 +7,17 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <limits>
+#include <memory>
 #include <random>
 #include <string>
 #include <vector>
 
+#include "impls/cpu/fast/driver.h"
 #include "impls/cpu/fast/targets.h"
 #include "impls/registry.h"
 
@@ -140,6 +143,85 @@ TEST(Avx512Bf16LayerNorm, GivesTheHighwayBitsOnOverflowingAndNonFiniteRows) {
   const auto g = Random(d, 1.f, 0.25f, 6);
   const auto b = Random(d, 0.f, 0.5f, 7);
   ExpectHighwayBits(x, g, b, rows, d, "non-finite statistics");
+}
+
+// Streaming stores (calls whose rows outgrow the cache; forced here for
+// small calls) give the same bits as ordinary ones: the native kernel,
+// streaming, against the Highway kernel, not streaming, with y (and x)
+// starting anywhere in a cache line, odd d (two rows then start at
+// different offsets within a line, so only a row written alone streams) and
+// rows the fallback computes. Nothing outside y is written. Each call must
+// have streamed some rows (not vacuous).
+TEST(Avx512Bf16LayerNorm, GivesTheSameBitsWithStreamingStores) {
+  if (!HaveAvx512Bf16LayerNorm()) GTEST_SKIP() << "no AVX512_BF16";
+  struct Restore {
+    ~Restore() { SetStreamingFootprintBytesForTest(-1); }
+  } restore;
+  struct Shape {
+    std::int64_t d, rows, y_offset, x_offset;  // offsets in elements from a 64-byte line
+    bool non_finite;                           // row 1 holds an infinity: the fallback's
+  };
+  const ForwardFn highway =
+      AvailableTargets().front().layer_norm.forward[FastDTypeIndex(DType::kBF16)];
+  constexpr std::int64_t kGuard = 64;  // elements on either side of y
+  for (const Shape& s :
+       {Shape{768, 6, 0, 0, false}, Shape{768, 5, 1, 3, false}, Shape{4096, 3, 31, 0, false},
+        Shape{512, 4, 5, 1, false}, Shape{1001, 5, 0, 0, false}, Shape{1001, 5, 7, 2, false},
+        Shape{4097, 3, 13, 0, false}, Shape{768, 4, 9, 0, true}, Shape{1536, 301, 1, 0, false}}) {
+    const std::int64_t n = s.rows * s.d;
+    // 64-byte aligned buffers (the new[] of an over-aligned type).
+    struct alignas(64) Line {
+      std::uint16_t e[32];
+    };
+    const auto lines = [](std::int64_t elements) { return (elements + 31) / 32 + 1; };
+    std::unique_ptr<Line[]> x_buf(new Line[lines(n + s.x_offset)]);
+    std::unique_ptr<Line[]> y_buf(new Line[lines(n + s.y_offset + 2 * kGuard)]);
+    std::uint16_t* x = x_buf[0].e + s.x_offset;
+    std::uint16_t* y = y_buf[0].e + kGuard + s.y_offset;
+    const auto xv = Random(n, 2.f, 3.f, static_cast<std::uint64_t>(s.d + s.y_offset));
+    std::memcpy(x, xv.data(), n * sizeof(std::uint16_t));
+    if (s.non_finite) x[s.d + 17] = Bf16Bits(std::numeric_limits<float>::infinity());
+    const auto g = Random(s.d, 1.f, 0.25f, 11);
+    const auto b = Random(s.d, 0.f, 0.5f, 12);
+    for (int mask = 0; mask < 4; ++mask) {
+      const std::string at = "d=" + std::to_string(s.d) + " rows=" + std::to_string(s.rows) +
+                             " y_offset=" + std::to_string(s.y_offset) +
+                             " params=" + std::to_string(mask);
+      const auto* gp = (mask & 1) != 0 ? &g : nullptr;
+      const auto* bp = (mask & 2) != 0 ? &b : nullptr;
+      SetStreamingFootprintBytesForTest(-1);
+      // the reference call does not stream
+      ASSERT_GT(StreamingFootprintBytes() / 2, 2 * n * 2) << at;
+      const std::vector<std::uint16_t> xs(x, x + n);
+      const Result want = Forward(highway, xs, gp, bp, s.rows, s.d);
+      ASSERT_EQ(want.rc, 0) << at;
+
+      std::fill(y - kGuard, y + n + kGuard, std::uint16_t{0xFFFF});
+      std::vector<float> mean(s.rows, -1.f), rstd(s.rows, -1.f);
+      ForwardArgs a{};
+      a.rows = s.rows;
+      a.d = s.d;
+      a.x = x;
+      a.gamma = gp != nullptr ? gp->data() : nullptr;
+      a.beta = bp != nullptr ? bp->data() : nullptr;
+      a.eps = 1e-5f;
+      a.y = y;
+      a.mean = mean.data();
+      a.rstd = rstd.data();
+      SetStreamingFootprintBytesForTest(0);  // every call with rows of >= 1 KiB streams
+      const std::int64_t streamed_before = Avx512Bf16StreamedRowsForTest();
+      ASSERT_EQ(Avx512Bf16LayerNormForward(&a), 0) << at;
+      EXPECT_GT(Avx512Bf16StreamedRowsForTest(), streamed_before) << at << ": nothing streamed";
+      SetStreamingFootprintBytesForTest(-1);
+      EXPECT_TRUE(std::equal(y, y + n, want.y.begin())) << at << ": y";
+      EXPECT_EQ(std::memcmp(mean.data(), want.mean.data(), s.rows * sizeof(float)), 0) << at;
+      EXPECT_EQ(std::memcmp(rstd.data(), want.rstd.data(), s.rows * sizeof(float)), 0) << at;
+      for (std::int64_t i = 0; i < kGuard; ++i) {
+        EXPECT_EQ(y[-1 - i], 0xFFFF) << at << ": written before y";
+        EXPECT_EQ(y[n + i], 0xFFFF) << at << ": written after y";
+      }
+    }
+  }
 }
 
 }  // namespace

@@ -236,36 +236,6 @@ HWY_INLINE void StoreRange(DF df, T* HWY_RESTRICT out, std::int64_t begin, std::
   });
 }
 
-// Rows shorter than this are stored the ordinary way: their unaligned head
-// and tail lines would cost more than streaming saves.
-inline constexpr std::int64_t kMinStreamedRowBytes = 1024;
-inline constexpr std::uintptr_t kCacheLine = 64;
-
-// Streaming stores pay when the output would leave the last-level cache
-// before anyone reads it: when the call's rows (inputs and outputs) do not
-// fit in it (driver.h, StreamingFootprintBytes).
-inline bool UseStreamingStores(std::int64_t footprint_bytes, std::int64_t row_bytes) {
-  return footprint_bytes > StreamingFootprintBytes() && row_bytes >= kMinStreamedRowBytes;
-}
-
-// Writes whose stores are spread between other loads and stores, so that
-// their non-temporal stores never come in a burst, gain from streaming from
-// half that footprint:
-//   * the backward writes dx a vector at a time between the loads and stores
-//     of the dgamma/dbeta partial sums (bench_kernels, bf16 at 2^22
-//     elements, rows of x, dy and dx taking exactly StreamingFootprintBytes:
-//     1.01-1.08x oneDNN without streaming, 1.13-1.25x with, d = 768, fp32
-//     unchanged); the RMSNorm backward writes dx the same way;
-//   * the bf16 LayerNorm forward writes two rows at a time, their lines
-//     alternating, between the loads of both rows (bench_kernels, 2^22
-//     elements, 2 threads: 1.08-1.20x oneDNN without streaming, 1.23-1.30x
-//     with, d = 768 and 4096). With one row at a time it lost 20 % when
-//     streamed at that size.
-inline bool UseStreamingStoresForSpreadWrites(std::int64_t footprint_bytes,
-                                              std::int64_t row_bytes) {
-  return footprint_bytes > StreamingFootprintBytes() / 2 && row_bytes >= kMinStreamedRowBytes;
-}
-
 #if HWY_TARGET == HWY_AVX3
 // Two vectors of results (2 * 16 lanes) rounded into 16-bit T as one
 // 64-byte vector: lo's lanes first. bf16 takes the upper halves of both

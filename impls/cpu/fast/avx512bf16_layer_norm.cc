@@ -48,10 +48,16 @@ LNV_BF16_INLINE __mmask16 FirstN16(std::int64_t n) {
 }
 
 // n (1 to 16) bf16 values from p, widened exactly to fp32; lanes >= n are 0.
+// One word permutation with zero masking puts value l in the high half of
+// lane l (one operation, where a zero extension and a shift take two).
 LNV_BF16_INLINE __m512 LoadBf16(const std::uint16_t* p, std::int64_t n) {
   const __m256i bits = n == kLanes ? _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p))
                                    : _mm256_maskz_loadu_epi16(FirstN16(n), p);
-  return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(bits), 16));
+  const __m512i idx = _mm512_set_epi16(15, 0, 14, 0, 13, 0, 12, 0, 11, 0, 10, 0, 9, 0, 8, 0, 7, 0,
+                                       6, 0, 5, 0, 4, 0, 3, 0, 2, 0, 1, 0, 0, 0);
+  constexpr __mmask32 kHighHalves = 0xAAAAAAAAu;
+  return _mm512_castsi512_ps(
+      _mm512_maskz_permutexvar_epi16(kHighHalves, idx, _mm512_castsi256_si512(bits)));
 }
 
 // One block's columns (reduction_shape.h) for K rows at once (independent
@@ -154,14 +160,20 @@ std::uint16_t RneBf16(float f) {
 // bf16 bits, RNE, of 32 consecutive values of y given as their even
 // (elements 0, 2, ..., 30) and odd elements: the instruction, then the
 // words interleaved; pairs holding a subnormal are rounded in integers.
+// The instruction gives a normal, infinite or NaN bf16 for every fp32 that
+// is not zero or subnormal, so only a pair with a zero result is checked
+// for subnormals (one test of the results rather than a classification of
+// both inputs).
 LNV_BF16_INLINE __m512i PackRne(__m512 even, __m512 odd) {
   const __m512i idx = _mm512_set_epi16(31, 15, 30, 14, 29, 13, 28, 12, 27, 11, 26, 10, 25, 9, 24, 8,
                                        23, 7, 22, 6, 21, 5, 20, 4, 19, 3, 18, 2, 17, 1, 16, 0);
   const __m512i halves = reinterpret_cast<__m512i>(_mm512_cvtne2ps_pbh(odd, even));
+  const __mmask32 zero = _mm512_testn_epi16_mask(halves, _mm512_set1_epi16(0x7FFF));
+  if (__builtin_expect(zero == 0, 1)) return _mm512_permutexvar_epi16(idx, halves);
   constexpr int kSubnormal = 0x20;
   const __mmask16 sub =
       _mm512_fpclass_ps_mask(even, kSubnormal) | _mm512_fpclass_ps_mask(odd, kSubnormal);
-  if (__builtin_expect(sub == 0, 1)) return _mm512_permutexvar_epi16(idx, halves);
+  if (sub == 0) return _mm512_permutexvar_epi16(idx, halves);
   alignas(64) float e[16], o[16];
   alignas(64) std::uint16_t bits[32];
   _mm512_store_ps(e, even);
@@ -324,7 +336,7 @@ LNV_BF16_TARGET int RowGroup(const ForwardArgs& a, std::int64_t r, const StreamC
   float sum[K], m2[K];
   TreeSums<K>(
       d,
-      [&x](std::int64_t i, std::int64_t m, __m512* t) LNV_BF16_LAMBDA {
+      [x](std::int64_t i, std::int64_t m, __m512* t) LNV_BF16_LAMBDA {
 #pragma GCC unroll 2
         for (int k = 0; k < K; ++k) t[k] = LoadBf16(x[k] + i, m);
       },
@@ -338,9 +350,12 @@ LNV_BF16_TARGET int RowGroup(const ForwardArgs& a, std::int64_t r, const StreamC
   }
   TreeSums<K>(
       d,
-      [&x, &vmean, next, next_len](std::int64_t i, std::int64_t m, __m512* t) LNV_BF16_LAMBDA {
-        // The next K rows to L2, K lines of them per line of these.
-        if (i % 32 == 0) {
+      [x, vmean, next, next_len](std::int64_t i, std::int64_t m, __m512* t) LNV_BF16_LAMBDA {
+        // The next K rows to L2, K lines of them per line of these (two
+        // rows: one line per vector).
+        if constexpr (K == 2) {
+          if (K * i < next_len) _mm_prefetch(next + K * i, _MM_HINT_T1);
+        } else if (i % 32 == 0) {
 #pragma GCC unroll 2
           for (int k = 0; k < K; ++k) {
             if (K * i + 32 * k < next_len) _mm_prefetch(next + K * i + 32 * k, _MM_HINT_T1);

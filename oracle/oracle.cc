@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <deque>
 #include <limits>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <unordered_map>
@@ -21,6 +22,7 @@
 #include "oracle/fast_stats.h"
 #include "oracle/rat.h"
 #include "oracle/square_class.h"
+#include "oracle/wide_path.h"
 
 namespace lnv {
 namespace {
@@ -61,8 +63,11 @@ struct Recheck {
   std::int64_t* rechecked;
   std::int64_t* disagreements;
 
+  // f: the format of the decision. For p > 26 (binary64) the double-double
+  // hi + lo is the exact value's own, canonical on every path, so it must
+  // agree too; for p <= 26, hi is the exact value to 2p bits only.
   template <class Exact>
-  void Maybe(const ExactValue& fast, Exact exact) {
+  void Maybe(const ExactValue& fast, Exact exact, FloatFormat f) {
     if (every <= 0) return;
     const std::uint64_t h =
         (std::bit_cast<std::uint64_t>(fast.hi) ^ static_cast<std::uint64_t>(++seen)) *
@@ -70,8 +75,12 @@ struct Recheck {
     if ((h >> 32) % static_cast<std::uint64_t>(every) != 0) return;
     const ExactValue e = exact();
     ++*rechecked;
+    const auto differ = [](double a, double b) {
+      return std::bit_cast<std::uint64_t>(a) != std::bit_cast<std::uint64_t>(b);
+    };
     if (e.status == ValueStatus::kDecided &&
-        std::bit_cast<std::uint64_t>(e.rounded) != std::bit_cast<std::uint64_t>(fast.rounded)) {
+        (differ(e.rounded, fast.rounded) ||
+         (f.precision > 26 && (differ(e.hi, fast.hi) || differ(e.lo, fast.lo))))) {
       ++*disagreements;
     }
   }
@@ -588,6 +597,7 @@ struct RowScratch {
   std::vector<double> rounded, value;
   std::vector<std::uint8_t> ok;
   std::vector<double> ones, zeros;
+  std::optional<oracle_internal::WideRow> wide;  // built on first use
   oracle_internal::Decisions Out() { return {rounded.data(), value.data(), ok.data()}; }
   const double* Gamma(const OracleProblem& p) {
     if (!p.gamma.empty()) return p.gamma.data();
@@ -599,6 +609,38 @@ struct RowScratch {
     if (zeros.empty()) zeros.assign(rounded.size(), 0.0);
     return zeros.data();
   }
+};
+
+// One row's wide tier (wide_path.h): the row's intervals are prepared for
+// the first value that needs them (with dy and gamma, the backward's a and b
+// too), then each value is decided from its enclosure, or left to the exact
+// path (false).
+class WideTier {
+ public:
+  WideTier(RowScratch& scratch, const double* x, const OracleProblem& p, const OracleOptions& o,
+           const double* dy = nullptr, const double* gamma = nullptr)
+      : scratch_(scratch), p_(p), x_(x), dy_(dy), gamma_(gamma), state_(o.fast_path ? 0 : -1) {}
+
+  template <class Enclose>  // WideIv(WideRow&)
+  bool Decide(Enclose enclose, FloatFormat f, ExactValue* out) {
+    if (state_ == 0) Prepare();
+    oracle_internal::Dyadic lo, hi;
+    return state_ > 0 && oracle_internal::WideEnds(enclose(*scratch_.wide), &lo, &hi) &&
+           DecideEnclosure(lo, hi, f, out);
+  }
+
+ private:
+  void Prepare() {
+    if (!scratch_.wide) scratch_.wide.emplace();
+    const bool layer = p_.norm == OracleNorm::kLayerNorm;
+    state_ = scratch_.wide->PrepareStats(x_, p_.d, layer, p_.eps) ? 1 : -1;
+    if (state_ > 0 && dy_ != nullptr) scratch_.wide->PrepareGrad(dy_, gamma_);
+  }
+
+  RowScratch& scratch_;
+  const OracleProblem& p_;
+  const double *x_, *dy_, *gamma_;
+  int state_;  // 0: not prepared yet, 1: ready, -1: off, or q not enclosed above 0
 };
 
 template <class B>
@@ -633,7 +675,8 @@ OracleForwardResult Forward(const OracleProblem& p, const OracleOptions& o) {
     st.var = row.VarDouble();
     st.mean_abs = row.MeanAbsDouble();
     if (layer && row.MeanValue(p.stat_format, &res.mean[row_i])) {
-      recheck.Maybe(res.mean[row_i], [&] { return FromRational(row.mu(), p.stat_format); });
+      recheck.Maybe(
+          res.mean[row_i], [&] { return FromRational(row.mu(), p.stat_format); }, p.stat_format);
     }
     if (row.q_kind() != QKind::kPositive) {
       // r is NaN (q < 0 or NaN), +inf (q = 0) or 0 (q = +inf): IEEE on the formula.
@@ -659,17 +702,23 @@ OracleForwardResult Forward(const OracleProblem& p, const OracleOptions& o) {
     if (o.fast_path && row.PrepareFast() &&
         oracle_internal::DecideFast(oracle_internal::ToEd(row.r_word()), p.stat_format,
                                     &res.rstd[row_i])) {
-      recheck.Maybe(res.rstd[row_i], exact_rstd);
+      recheck.Maybe(res.rstd[row_i], exact_rstd, p.stat_format);
     } else {
       res.rstd[row_i] = exact_rstd();
     }
     st.rstd = row.PrepareFast() ? row.r_word().hi + row.r_word().lo : res.rstd[row_i].hi;
+    WideTier wide(scratch, row.x(), p, o);
     // xhat_i, a by-product for the bounds (not an oracle output): the fast
-    // double-word product, or hi of the exact value enclosed to binary32's 2p bits.
+    // double-word product, or hi of the exact value enclosed to binary32's 2p
+    // bits (by the wide tier, else the exact path).
     const auto xhat_of = [&](std::int64_t i) {
       if (fast) {
         const oracle_internal::Edd xh = oracle_internal::MulEdd(row.NFastWord(i), row.r_word());
         return xh.hi + xh.lo;
+      }
+      ExactValue v;
+      if (wide.Decide([i](oracle_internal::WideRow& w) { return w.Xhat(i); }, kBinary32, &v)) {
+        return v.hi;
       }
       std::int64_t not_an_output = 0;
       return EvalAffine<B>(row, R{}, row.N(i), kBinary32, o, &not_an_output).hi;
@@ -688,7 +737,8 @@ OracleForwardResult Forward(const OracleProblem& p, const OracleOptions& o) {
     for (std::int64_t i = 0; i < p.d; ++i) {
       if (fast && scratch.ok[i]) {
         y[i] = ExactValue{scratch.rounded[i], scratch.value[i], 0.0, ValueStatus::kDecided};
-        recheck.Maybe(y[i], [&] { return exact_y(i); });
+        recheck.Maybe(
+            y[i], [&] { return exact_y(i); }, p.out_format);
         continue;
       }
       const double g = ParamD(p.gamma, i, 1.0);
@@ -708,13 +758,20 @@ OracleForwardResult Forward(const OracleProblem& p, const OracleOptions& o) {
         const Edd yv = oracle_internal::AddEdd(Edd{b, 0.0, 0.0},
                                                oracle_internal::MulEdd(Edd{g, 0.0, 0.0}, xh));
         if (oracle_internal::DecideFast(oracle_internal::ToEd(yv), p.out_format, &y[i])) {
-          recheck.Maybe(y[i], [&] { return exact_y(i); });
+          recheck.Maybe(
+              y[i], [&] { return exact_y(i); }, p.out_format);
           continue;
         }
       }
+      if (!fast) xhat[i] = xhat_of(i);
+      if (wide.Decide([&](oracle_internal::WideRow& w) { return w.Y(i, g, b); }, p.out_format,
+                      &y[i])) {
+        recheck.Maybe(
+            y[i], [&] { return exact_y(i); }, p.out_format);
+        continue;
+      }
       ++res.slow_path;
       y[i] = exact_y(i);
-      if (!fast) xhat[i] = xhat_of(i);
     }
   }
   return res;
@@ -995,22 +1052,63 @@ FastColumns SumDbetaFast(const OracleProblem& p, const OracleOptions& o) {
   return sums;
 }
 
-// dgamma_j of finite rows: the fast sum's decision, else the exact path.
+// dgamma's wide tier (wide_path.h): every row's terms dy n r summed per
+// column in intervals, built for the first column that needs it. Not valid
+// when a row is not finite or its q is not enclosed above 0.
+class WideDgamma {
+ public:
+  template <class B>
+  bool Decide(const std::vector<Row<B>>& rows, const OracleProblem& p, std::int64_t j,
+              ExactValue* out) {
+    if (!cols_.started()) Build(rows, p);
+    oracle_internal::Dyadic lo, hi;
+    return cols_.valid() && oracle_internal::WideEnds(cols_.At(j), &lo, &hi) &&
+           DecideEnclosure(lo, hi, p.param_format, out);
+  }
+
+ private:
+  template <class B>
+  void Build(const std::vector<Row<B>>& rows, const OracleProblem& p) {
+    cols_.Start(p.d);
+    oracle_internal::WideRow w;
+    const bool layer = p.norm == OracleNorm::kLayerNorm;
+    for (std::size_t r = 0; r < rows.size(); ++r) {
+      if (!rows[r].finite() || rows[r].q_kind() != QKind::kPositive ||
+          !w.PrepareStats(rows[r].x(), p.d, layer, p.eps)) {
+        cols_.Invalidate();
+        return;
+      }
+      w.AddDgamma(p.dy.data() + static_cast<std::int64_t>(r) * p.d, &cols_);
+    }
+  }
+
+  oracle_internal::WideColumns cols_;
+};
+
+// dgamma_j of finite rows: the fast sum's decision, else the wide tier's,
+// else the exact path.
 template <class B>
 ExactValue DgammaOfFiniteRows(std::vector<Row<B>>& rows, std::vector<int>& group,
                               std::vector<std::int64_t>& leaders, SquareClasses<B>& classes,
-                              const FastColumns& fast, const OracleProblem& p, std::int64_t j,
-                              const OracleOptions& o, Recheck& recheck, OracleBackwardResult* res) {
+                              const FastColumns& fast, WideDgamma& wide, const OracleProblem& p,
+                              std::int64_t j, const OracleOptions& o, Recheck& recheck,
+                              OracleBackwardResult* res) {
   ExactValue v;
+  const auto exact = [&] {
+    return DgammaExact<B>(rows, group, leaders, classes, p, j, o, &res->undecided);
+  };
   if (fast.ok &&
       oracle_internal::DecideFast(oracle_internal::ToEd({fast.hi[j], fast.lo[j], fast.e[j]}),
                                   p.param_format, &v)) {
-    recheck.Maybe(
-        v, [&] { return DgammaExact<B>(rows, group, leaders, classes, p, j, o, &res->undecided); });
+    recheck.Maybe(v, exact, p.param_format);
+    return v;
+  }
+  if (o.fast_path && wide.Decide(rows, p, j, &v)) {
+    recheck.Maybe(v, exact, p.param_format);
     return v;
   }
   ++res->slow_path;
-  return DgammaExact<B>(rows, group, leaders, classes, p, j, o, &res->undecided);
+  return exact();
 }
 
 // dx of one row: the special-value table for rows of x holding NaN or +-inf,
@@ -1079,10 +1177,12 @@ void DxOfRow(Row<B>& row, const OracleProblem& p, std::int64_t row_i, const Orac
     const R c = Sub(Sub(g[i], a), Mul(row.N(i), b_over_q));
     return EvalAffine<B>(row, R{}, c, p.out_format, o, &res->undecided);
   };
+  WideTier wide(scratch, row.x(), p, o, dy, scratch.Gamma(p));
   for (std::int64_t i = 0; i < p.d; ++i) {
     if (fast && fb.ok && scratch.ok[i]) {
       dx[i] = ExactValue{scratch.rounded[i], scratch.value[i], 0.0, ValueStatus::kDecided};
-      recheck.Maybe(dx[i], [&] { return exact_dx(i); });
+      recheck.Maybe(
+          dx[i], [&] { return exact_dx(i); }, p.out_format);
       continue;
     }
     if (fast && fb.ok) {
@@ -1097,9 +1197,15 @@ void DxOfRow(Row<B>& row, const OracleProblem& p, std::int64_t row_i, const Orac
       if (oracle_internal::DecideFast(
               oracle_internal::ToEd(oracle_internal::MulEdd(c, row.r_word())), p.out_format,
               &dx[i])) {
-        recheck.Maybe(dx[i], [&] { return exact_dx(i); });
+        recheck.Maybe(
+            dx[i], [&] { return exact_dx(i); }, p.out_format);
         continue;
       }
+    }
+    if (wide.Decide([i](oracle_internal::WideRow& w) { return w.Dx(i); }, p.out_format, &dx[i])) {
+      recheck.Maybe(
+          dx[i], [&] { return exact_dx(i); }, p.out_format);
+      continue;
     }
     ++res->slow_path;
     dx[i] = exact_dx(i);
@@ -1187,14 +1293,14 @@ ExactValue DbetaOfColumn(const OracleProblem& p, std::int64_t j, const ColumnSpe
       oracle_internal::RoundDoubleWord(fast.hi[j], fast.lo[j], p.param_format, &v.rounded)) {
     // The sum is exactly hi + lo (fast_rows.h): rounded exactly, ties too.
     oracle_internal::TwoSum(fast.hi[j], fast.lo[j], &v.hi, &v.lo);
-    recheck.Maybe(v, exact);
+    recheck.Maybe(v, exact, p.param_format);
     return v;
   }
   // Otherwise within 2e of hi + lo (e (1 + gamma_rows), rounded up).
   if (fast.ok &&
       oracle_internal::DecideFast(oracle_internal::ToEd({fast.hi[j], fast.lo[j], 2 * fast.e[j]}),
                                   p.param_format, &v)) {
-    recheck.Maybe(v, exact);
+    recheck.Maybe(v, exact, p.param_format);
     return v;
   }
   return exact();
@@ -1219,6 +1325,7 @@ OracleBackwardResult Backward(const OracleProblem& p, const OracleOptions& o) {
   std::vector<int> group;
   std::vector<std::int64_t> leaders;
   SquareClasses<B> classes;
+  WideDgamma wide_dgamma;
   const FastColumns fast_dgamma = SumDgammaFast<B>(rows, p, o);
   const FastColumns fast_dbeta = layer ? SumDbetaFast(p, o) : FastColumns{};
   if (layer) res.dbeta.resize(p.d);
@@ -1245,8 +1352,8 @@ OracleBackwardResult Backward(const OracleProblem& p, const OracleOptions& o) {
       res.dgamma[j] = ByTable(0.0, true);
       continue;
     }
-    res.dgamma[j] =
-        DgammaOfFiniteRows<B>(rows, group, leaders, classes, fast_dgamma, p, j, o, recheck, &res);
+    res.dgamma[j] = DgammaOfFiniteRows<B>(rows, group, leaders, classes, fast_dgamma, wide_dgamma,
+                                          p, j, o, recheck, &res);
     res.dgamma[j].nan_accepted = cs.nan_accepted_g;
   }
   return res;

@@ -136,14 +136,17 @@ struct OracleOptions {
   // Largest working precision of the Ziv loop, in bits; reaching it gives kUndecided.
   int max_bits = 1 << 14;
   // Decide most elements in double arithmetic with a rigorous error bound
-  // first; elements it cannot decide go to the exact path. Off in the tests
-  // that compare backends, so that they compare the exact paths.
+  // first, then what is left (binary64 outputs, near-ties) in 256-bit
+  // outward-rounded intervals (wide_path.h); elements neither decides go to
+  // the exact path. Off in the tests that compare backends, so that they
+  // compare the exact paths.
   bool fast_path = true;
   // Sampled re-decisions: one value in recheck_every (on average; the same
   // ones on every run) that the fast path decides is decided again on the
   // exact path (0: none; 1: all). The results count them
-  // (rechecked) and the ones whose rounding differs (recheck_disagreements,
-  // a bug of the oracle's fast path if ever above 0).
+  // (rechecked) and the ones whose rounding differs, or for binary64 whose
+  // double-double differs (recheck_disagreements, a bug of the oracle's
+  // fast path if ever above 0).
   std::int64_t recheck_every = 0;
 };
 

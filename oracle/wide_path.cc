@@ -1,0 +1,251 @@
+// The wide tier's interval arithmetic (wide_path.h). Every lower end is
+// rounded down (MPFR_RNDD) and every upper end up (MPFR_RNDU); an output
+// never aliases an input of the same operation.
+#include "oracle/wide_path.h"
+
+#include <cmath>
+
+namespace lnv::oracle_internal {
+namespace {
+
+constexpr mpfr_rnd_t kDown = MPFR_RNDD;
+constexpr mpfr_rnd_t kUp = MPFR_RNDU;
+
+// A double as a point interval (exact: kWideBits >= 53).
+void SetPoint(WideIv out, double v) {
+  mpfr_set_d(out.lo, v, MPFR_RNDN);
+  mpfr_set_d(out.hi, v, MPFR_RNDN);
+}
+
+void SetZero(WideIv out) {
+  mpfr_set_zero(out.lo, 1);
+  mpfr_set_zero(out.hi, 1);
+}
+
+void AddTo(WideIv acc, const WideIv& t) {
+  mpfr_add(acc.lo, acc.lo, t.lo, kDown);
+  mpfr_add(acc.hi, acc.hi, t.hi, kUp);
+}
+
+// a v for an exact double v: the ends swap when v < 0.
+void MulPoint(WideIv out, const WideIv& a, double v) {
+  const bool neg = v < 0;
+  mpfr_mul_d(out.lo, neg ? a.hi : a.lo, v, kDown);
+  mpfr_mul_d(out.hi, neg ? a.lo : a.hi, v, kUp);
+}
+
+// a g for an exact number g.
+void MulExact(WideIv out, const WideIv& a, mpfr_srcptr g) {
+  const bool neg = mpfr_sgn(g) < 0;
+  mpfr_mul(out.lo, neg ? a.hi : a.lo, g, kDown);
+  mpfr_mul(out.hi, neg ? a.lo : a.hi, g, kUp);
+}
+
+// a p for p >= 0 (p.lo >= 0): the smallest product takes p's upper end
+// when a.lo < 0, the largest p's lower end when a.hi < 0.
+void MulNonNegative(WideIv out, const WideIv& a, const WideIv& p) {
+  mpfr_mul(out.lo, a.lo, mpfr_sgn(a.lo) >= 0 ? p.lo : p.hi, kDown);
+  mpfr_mul(out.hi, a.hi, mpfr_sgn(a.hi) >= 0 ? p.hi : p.lo, kUp);
+}
+
+// a / p for p > 0 (p.lo > 0), by the same rule.
+void DivPositive(WideIv out, const WideIv& a, const WideIv& p) {
+  mpfr_div(out.lo, a.lo, mpfr_sgn(a.lo) >= 0 ? p.hi : p.lo, kDown);
+  mpfr_div(out.hi, a.hi, mpfr_sgn(a.hi) >= 0 ? p.lo : p.hi, kUp);
+}
+
+// a b for any signs (t: a scratch number): the extreme products are
+// products of ends, which ones by the signs (Moore's case table).
+void Mul(WideIv out, const WideIv& a, const WideIv& b, mpfr_ptr t) {
+  if (mpfr_sgn(b.lo) >= 0) return MulNonNegative(out, a, b);
+  if (mpfr_sgn(a.lo) >= 0) return MulNonNegative(out, b, a);
+  // a.lo < 0 and b.lo < 0.
+  const bool a_neg = mpfr_sgn(a.hi) <= 0, b_neg = mpfr_sgn(b.hi) <= 0;
+  if (a_neg && b_neg) {  // both <= 0: [a.hi b.hi, a.lo b.lo]
+    mpfr_mul(out.lo, a.hi, b.hi, kDown);
+  } else if (a_neg) {  // b straddles 0: [a.lo b.hi, a.lo b.lo]
+    mpfr_mul(out.lo, a.lo, b.hi, kDown);
+  } else if (b_neg) {  // a straddles 0: [a.hi b.lo, a.lo b.lo]
+    mpfr_mul(out.lo, a.hi, b.lo, kDown);
+  } else {  // both straddle: [min(a.lo b.hi, a.hi b.lo), max(a.lo b.lo, a.hi b.hi)]
+    mpfr_mul(out.lo, a.lo, b.hi, kDown);
+    mpfr_mul(t, a.hi, b.lo, kDown);
+    mpfr_min(out.lo, out.lo, t, MPFR_RNDN);
+    mpfr_mul(out.hi, a.hi, b.hi, kUp);
+    mpfr_mul(t, a.lo, b.lo, kUp);
+    mpfr_max(out.hi, out.hi, t, MPFR_RNDN);
+    return;
+  }
+  mpfr_mul(out.hi, a.lo, b.lo, kUp);
+}
+
+// n^2 (an enclosure of a square is >= 0 even when n straddles 0).
+void Square(WideIv out, const WideIv& n) {
+  if (mpfr_sgn(n.lo) >= 0) {
+    mpfr_sqr(out.lo, n.lo, kDown);
+    mpfr_sqr(out.hi, n.hi, kUp);
+  } else if (mpfr_sgn(n.hi) <= 0) {
+    mpfr_sqr(out.lo, n.hi, kDown);
+    mpfr_sqr(out.hi, n.lo, kUp);
+  } else {
+    mpfr_set_zero(out.lo, 1);
+    const bool lo_bigger = mpfr_cmpabs(n.lo, n.hi) > 0;
+    mpfr_sqr(out.hi, lo_bigger ? n.lo : n.hi, kUp);
+  }
+}
+
+void DivByCount(WideIv v, std::int64_t d) {
+  mpfr_div_ui(v.lo, v.lo, static_cast<unsigned long>(d), kDown);
+  mpfr_div_ui(v.hi, v.hi, static_cast<unsigned long>(d), kUp);
+}
+
+// An end as a Dyadic: a nonzero MPFR number is 0.m 2^E with its
+// ceil(prec/64) limbs m normalized to the top bit, least significant first
+// (as GMP's), so it is m 2^(E - 64 limbs).
+Dyadic EndToDyadic(mpfr_srcptr v) {
+  Dyadic out;
+  if (mpfr_zero_p(v)) return out;
+  const int limbs = static_cast<int>((mpfr_get_prec(v) + 63) / 64);
+  const auto* m = static_cast<const mp_limb_t*>(mpfr_custom_get_significand(v));
+  for (int i = 0; i < limbs; ++i) out.mag[i] = m[i];
+  out.used = limbs;
+  out.negative = mpfr_signbit(v) != 0;
+  out.exp = static_cast<std::int64_t>(mpfr_get_exp(v)) - 64 * limbs;
+  Trim(&out);
+  return out;
+}
+
+// Slots of WideRow's numbers: intervals by index, then scratch.
+enum Slot : int { kMu, kQ, kR, kA, kB, kN, kT, kC, kDx, kIvs };
+constexpr int kScratch = 2 * kIvs;
+
+}  // namespace
+
+WideVars::WideVars(std::size_t n) : vars_(n) {
+  static_assert(kWideBits <= 64 * kDyadicLimbs - 64, "an end must fit a Dyadic with room");
+  const std::size_t bytes = mpfr_custom_get_size(kWideBits);
+  const std::size_t per = (bytes + sizeof(mp_limb_t) - 1) / sizeof(mp_limb_t);
+  limbs_.assign(n * per, 0);
+  for (std::size_t i = 0; i < n; ++i) {
+    mp_limb_t* sig = limbs_.data() + i * per;
+    mpfr_custom_init(sig, kWideBits);
+    mpfr_custom_init_set(&vars_[i], MPFR_ZERO_KIND, 0, kWideBits, sig);
+  }
+}
+
+bool WideEnds(const WideIv& v, Dyadic* lo, Dyadic* hi) {
+  if (!mpfr_number_p(v.lo) || !mpfr_number_p(v.hi)) return false;
+  *lo = EndToDyadic(v.lo);
+  *hi = EndToDyadic(v.hi);
+  return FitsDoubleDouble(*lo) && FitsDoubleDouble(*hi);
+}
+
+void WideColumns::Start(std::int64_t d) {
+  vars_ = WideVars(static_cast<std::size_t>(2 * d));
+  started_ = true;
+  valid_ = true;
+}
+
+WideRow::WideRow() : v_(kScratch + 2) {}
+
+void WideRow::EncloseN(std::int64_t i, WideIv n) {
+  if (!layer_) return SetPoint(n, x_[i]);
+  const WideIv mu = Iv(kMu);
+  mpfr_d_sub(n.lo, x_[i], mu.hi, kDown);
+  mpfr_d_sub(n.hi, x_[i], mu.lo, kUp);
+}
+
+bool WideRow::PrepareStats(const double* x, std::int64_t d, bool layer, double eps) {
+  x_ = x;
+  d_ = d;
+  layer_ = layer;
+  const WideIv mu = Iv(kMu), q = Iv(kQ), r = Iv(kR), n = Iv(kN), sq = Iv(kT);
+  SetZero(mu);
+  if (layer) {
+    for (std::int64_t i = 0; i < d; ++i) {
+      mpfr_add_d(mu.lo, mu.lo, x[i], kDown);
+      mpfr_add_d(mu.hi, mu.hi, x[i], kUp);
+    }
+    DivByCount(mu, d);
+  }
+  SetZero(q);  // sum n_i^2, then q = that / d + eps
+  for (std::int64_t i = 0; i < d; ++i) {
+    EncloseN(i, n);
+    Square(sq, n);
+    AddTo(q, sq);
+  }
+  DivByCount(q, d);
+  mpfr_add_d(q.lo, q.lo, eps, kDown);
+  mpfr_add_d(q.hi, q.hi, eps, kUp);
+  if (!(mpfr_sgn(q.lo) > 0) || !mpfr_number_p(q.hi)) return false;
+  mpfr_rec_sqrt(r.lo, q.hi, kDown);
+  mpfr_rec_sqrt(r.hi, q.lo, kUp);
+  return true;
+}
+
+void WideRow::PrepareGrad(const double* dy, const double* gamma) {
+  dy_ = dy;
+  gamma_ = gamma;
+  const WideIv a = Iv(kA), t = Iv(kB), n = Iv(kN), gn = Iv(kT);
+  SetZero(a);
+  SetZero(t);  // T = sum g_i n_i, then b = T / (d q)
+  for (std::int64_t i = 0; i < d_; ++i) {
+    mpfr_ptr g = ExactG(i);
+    if (layer_) {
+      mpfr_add(a.lo, a.lo, g, kDown);
+      mpfr_add(a.hi, a.hi, g, kUp);
+    }
+    EncloseN(i, n);
+    MulExact(gn, n, g);
+    AddTo(t, gn);
+  }
+  if (layer_) DivByCount(a, d_);
+  DivPositive(t, t, Iv(kQ));  // in place: each end is read before it is written
+  DivByCount(t, d_);
+}
+
+mpfr_ptr WideRow::ExactG(std::int64_t i) {
+  mpfr_ptr g = v_[kScratch];
+  mpfr_set_d(g, dy_[i], MPFR_RNDN);
+  mpfr_mul_d(g, g, gamma_[i], MPFR_RNDN);  // exact: 106 bits at most
+  return g;
+}
+
+WideIv WideRow::Xhat(std::int64_t i) {
+  const WideIv n = Iv(kN), xhat = Iv(kC);
+  EncloseN(i, n);
+  MulNonNegative(xhat, n, Iv(kR));
+  return xhat;
+}
+
+WideIv WideRow::Y(std::int64_t i, double gamma, double beta) {
+  const WideIv xhat = Xhat(i), y = Iv(kDx);
+  MulPoint(y, xhat, gamma);
+  mpfr_add_d(y.lo, y.lo, beta, kDown);
+  mpfr_add_d(y.hi, y.hi, beta, kUp);
+  return y;
+}
+
+WideIv WideRow::Dx(std::int64_t i) {
+  const WideIv n = Iv(kN), nb = Iv(kT), c = Iv(kC), dx = Iv(kDx), a = Iv(kA);
+  EncloseN(i, n);
+  Mul(nb, n, Iv(kB), v_[kScratch + 1]);
+  mpfr_ptr g = ExactG(i);
+  // c = g - a - n b: the lower end from the upper ends subtracted, rounded down.
+  mpfr_sub(c.lo, g, a.hi, kDown);
+  mpfr_sub(c.lo, c.lo, nb.hi, kDown);
+  mpfr_sub(c.hi, g, a.lo, kUp);
+  mpfr_sub(c.hi, c.hi, nb.lo, kUp);
+  MulNonNegative(dx, c, Iv(kR));
+  return dx;
+}
+
+void WideRow::AddDgamma(const double* dy, WideColumns* cols) {
+  const WideIv term = Iv(kT);
+  for (std::int64_t j = 0; j < d_; ++j) {
+    MulPoint(term, Xhat(j), dy[j]);
+    AddTo(cols->At(j), term);
+  }
+}
+
+}  // namespace lnv::oracle_internal

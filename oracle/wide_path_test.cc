@@ -1,0 +1,196 @@
+// The wide tier (wide_path.h) against the exact path: the forward and the
+// backward of the same problem with OracleOptions::fast_path on (double-word tier, then the
+// wide tier, then exact) and off (every value exact) must give the same
+// bits, rounded value and double-double alike, for every y, dx, dgamma and
+// dbeta; and the wide tier must decide what it is for (binary64 outputs of
+// ordinary rows), or it would be dead code.
+#include "oracle/wide_path.h"
+
+#include <gtest/gtest.h>
+
+#include <bit>
+#include <cmath>
+#include <cstdint>
+#include <random>
+#include <vector>
+
+#include "oracle/oracle.h"
+
+namespace lnv {
+namespace {
+
+bool SameBits(double a, double b) {
+  return std::bit_cast<std::uint64_t>(a) == std::bit_cast<std::uint64_t>(b);
+}
+
+struct Problem {
+  std::vector<double> x, dy, gamma;
+  OracleProblem p;
+};
+
+// rows x d values: x = offset + N(0, 1) (a large offset makes the mean
+// cancel), dy = N(0, 1) scaled by dy_scale, gamma = 1 + N(0, 1)/4.
+Problem Make(std::mt19937_64& rng, OracleNorm norm, std::int64_t rows, std::int64_t d,
+             double offset, double dy_scale, FloatFormat out, FloatFormat param) {
+  std::normal_distribution<double> n(0.0, 1.0);
+  Problem pr;
+  for (std::int64_t i = 0; i < rows * d; ++i) {
+    pr.x.push_back(offset + n(rng));
+    pr.dy.push_back(dy_scale * n(rng));
+  }
+  for (std::int64_t j = 0; j < d; ++j) pr.gamma.push_back(1.0 + n(rng) / 4);
+  pr.p.norm = norm;
+  pr.p.rows = rows;
+  pr.p.d = d;
+  pr.p.x = pr.x;
+  pr.p.dy = pr.dy;
+  pr.p.gamma = pr.gamma;
+  pr.p.eps = 1e-5;
+  pr.p.out_format = out;
+  pr.p.param_format = param;
+  return pr;
+}
+
+// The same rounded value; for binary64 the same double-double (the
+// exact value's, canonical); for p <= 26 hi is the exact value to 2p bits
+// (oracle.h), which two correct enclosures may give a few binary64 ulps
+// apart, so hi must agree to 2p bits.
+void ExpectSame(const std::vector<ExactValue>& tiered, const std::vector<ExactValue>& exact,
+                FloatFormat f, const char* what) {
+  ASSERT_EQ(tiered.size(), exact.size());
+  for (std::size_t i = 0; i < tiered.size(); ++i) {
+    ASSERT_EQ(exact[i].status, ValueStatus::kDecided) << what << " " << i;
+    const bool same = f.precision > 26 ? SameBits(tiered[i].hi, exact[i].hi) &&
+                                             SameBits(tiered[i].lo, exact[i].lo)
+                                       : std::fabs(tiered[i].hi - exact[i].hi) <=
+                                             std::ldexp(std::fabs(exact[i].hi), -2 * f.precision);
+    EXPECT_TRUE(SameBits(tiered[i].rounded, exact[i].rounded) && same)
+        << what << " " << i << ": tiered " << tiered[i].rounded << " (" << tiered[i].hi << " + "
+        << tiered[i].lo << "), exact " << exact[i].rounded << " (" << exact[i].hi << " + "
+        << exact[i].lo << ")";
+  }
+}
+
+// Runs both and compares; returns the tiered run's exact-path count.
+std::int64_t CompareTiers(const Problem& pr) {
+  OracleOptions tiered, exact;
+  exact.fast_path = false;
+  const OracleBackwardResult a = OracleBackward(pr.p, tiered);
+  const OracleBackwardResult b = OracleBackward(pr.p, exact);
+  ExpectSame(a.dx, b.dx, pr.p.out_format, "dx");
+  ExpectSame(a.dgamma, b.dgamma, pr.p.param_format, "dgamma");
+  ExpectSame(a.dbeta, b.dbeta, pr.p.param_format, "dbeta");
+  return a.slow_path;
+}
+
+// The forward's y, the same way; returns the tiered run's exact-path count.
+std::int64_t CompareForward(Problem& pr) {
+  std::vector<double> beta(pr.gamma.size());
+  for (std::size_t j = 0; j < beta.size(); ++j) beta[j] = pr.gamma[j] - 1.0;
+  pr.p.beta = beta;
+  OracleOptions tiered, exact;
+  exact.fast_path = false;
+  const OracleForwardResult a = OracleForward(pr.p, tiered);
+  const OracleForwardResult b = OracleForward(pr.p, exact);
+  ExpectSame(a.y, b.y, pr.p.out_format, "y");
+  pr.p.beta = {};
+  return a.slow_path;
+}
+
+TEST(WidePath, Binary64ForwardIsDecidedWithoutTheExactPathAndMatchesIt) {
+  std::mt19937_64 rng(1202);
+  for (const OracleNorm norm : {OracleNorm::kLayerNorm, OracleNorm::kRmsNorm}) {
+    for (const std::int64_t d : {1, 3, 64}) {
+      Problem pr = Make(rng, norm, 3, d, 0.25, 1.0, kBinary64, kBinary64);
+      EXPECT_EQ(CompareForward(pr), 0) << "d = " << d;
+    }
+  }
+}
+
+TEST(WidePath, ForwardMatchesTheExactPathUnderCancellation) {
+  std::mt19937_64 rng(9);
+  for (const FloatFormat f : {kBinary64, kBinary32, kBfloat16}) {
+    for (const double offset : {0.0, 0x1p30, 0x1p60}) {
+      for (const OracleNorm norm : {OracleNorm::kLayerNorm, OracleNorm::kRmsNorm}) {
+        Problem pr = Make(rng, norm, 2, 16, offset, 1.0, f, f);
+        CompareForward(pr);
+      }
+    }
+  }
+}
+
+TEST(WidePath, Binary64BackwardIsDecidedWithoutTheExactPathAndMatchesIt) {
+  std::mt19937_64 rng(20261202);
+  for (const OracleNorm norm : {OracleNorm::kLayerNorm, OracleNorm::kRmsNorm}) {
+    for (const std::int64_t d : {1, 2, 7, 64}) {
+      const Problem pr = Make(rng, norm, 3, d, 0.5, 1.0, kBinary64, kBinary64);
+      // Ordinary rows: every dx and dgamma decided by the wide tier (dbeta,
+      // a sum of doubles, may still take the exact path).
+      const std::int64_t slow = CompareTiers(pr);
+      EXPECT_LE(slow, (norm == OracleNorm::kLayerNorm ? d : 0)) << "d = " << d;
+    }
+  }
+}
+
+TEST(WidePath, MatchesTheExactPathUnderCancellationAndScale) {
+  std::mt19937_64 rng(7);
+  for (const FloatFormat f : {kBinary64, kBinary32, kBfloat16, kBinary16}) {
+    for (const double offset : {0.0, 1e3, 0x1p30, 0x1p60}) {
+      for (const double dy_scale : {1.0, 0x1p-1000, 0x1p900}) {
+        CompareTiers(Make(rng, OracleNorm::kLayerNorm, 2, 16, offset, dy_scale, f, f));
+        CompareTiers(Make(rng, OracleNorm::kRmsNorm, 2, 16, offset, dy_scale, f, kBinary64));
+      }
+    }
+  }
+}
+
+// dx_0 on a binary32 midpoint and 2^-81 either side of it: x = (-1, -1, 1,
+// 1) has mu = 0 and q = 1 (eps = 0), so r = 1 and n = x; with gamma = 1 and
+// dy = (2 m, e, 0, 0), a = (2m + e)/4 and T = -(2m + e), so dx_0 = 2m - a -
+// T/4 * (-1) = m - e/2 exactly.
+TEST(WidePath, AgreesOnTiesAndNearTies) {
+  const double mid = 1.0 + 0x1p-24;  // halfway between two binary32 neighbours
+  for (const double e : {0.0, 0x1p-80, -0x1p-80}) {
+    std::vector<double> x = {-1.0, -1.0, 1.0, 1.0}, dy = {2 * mid, e, 0.0, 0.0},
+                        gamma = {1.0, 1.0, 1.0, 1.0};
+    OracleProblem p;
+    p.rows = 1;
+    p.d = 4;
+    p.x = x;
+    p.dy = dy;
+    p.gamma = gamma;
+    p.eps = 0.0;
+    for (const FloatFormat f : {kBinary32, kBinary64}) {
+      p.out_format = f;
+      p.param_format = f;
+      OracleOptions tiered, exact;
+      exact.fast_path = false;
+      const OracleBackwardResult a = OracleBackward(p, tiered);
+      ExpectSame(a.dx, OracleBackward(p, exact).dx, f, "dx");
+      if (f.precision == kBinary32.precision) {  // the tie to even, else the nearer side
+        EXPECT_EQ(a.dx[0].rounded, e < 0 ? 1.0 + 0x1p-23 : 1.0) << e;
+      }
+    }
+  }
+}
+
+// Interval ends become Dyadics exactly: a point interval of a double reads
+// back as that double.
+TEST(WidePath, EndsReadBackExactly) {
+  oracle_internal::WideVars v(2);
+  for (const double x : {1.0, -3.5, 0x1p-1074, -0x1.fffffffffffffp1023, 0.0}) {
+    mpfr_set_d(v[0], x, MPFR_RNDN);
+    mpfr_set_d(v[1], x, MPFR_RNDN);
+    oracle_internal::Dyadic lo, hi;
+    ASSERT_TRUE(oracle_internal::WideEnds({v[0], v[1]}, &lo, &hi));
+    EXPECT_TRUE(SameBits(oracle_internal::ToDouble(lo), x == 0.0 ? 0.0 : x)) << x;
+    EXPECT_TRUE(SameBits(oracle_internal::ToDouble(hi), x == 0.0 ? 0.0 : x)) << x;
+    EXPECT_EQ(oracle_internal::ToDoubleDouble(lo).second, 0.0) << x;
+  }
+  mpfr_set_inf(v[1], 1);
+  oracle_internal::Dyadic lo, hi;
+  EXPECT_FALSE(oracle_internal::WideEnds({v[0], v[1]}, &lo, &hi));
+}
+
+}  // namespace
+}  // namespace lnv

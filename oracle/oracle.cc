@@ -469,6 +469,15 @@ bool DecideEnclosure(const Value& a, const Value& b, FloatFormat f, ExactValue* 
       return true;
     }
   }
+  if (f.precision == kBinary64.precision && f.emin == kBinary64.emin && f.emax == kBinary64.emax) {
+    // Rounding into binary64 is the double-double's hi (ToDoubleDouble
+    // rounds each end so): compare the pairs alone.
+    const auto da = oracle_internal::ToDoubleDouble(a);
+    const auto db = oracle_internal::ToDoubleDouble(b);
+    if (!SameDouble(da.first, db.first) || !SameDouble(da.second, db.second)) return false;
+    *out = ExactValue{da.first, da.first, da.second, ValueStatus::kDecided};
+    return true;
+  }
   const auto ra = oracle_internal::RoundRat(a, f);
   const auto rb = oracle_internal::RoundRat(b, f);
   if (!SameDouble(ra.value, rb.value)) return false;

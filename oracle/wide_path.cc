@@ -1,6 +1,6 @@
 // The wide tier's interval arithmetic (wide_path.h). Every lower end is
-// rounded down (MPFR_RNDD) and every upper end up (MPFR_RNDU); an output
-// never aliases an input of the same operation.
+// rounded down (MPFR_RNDD) and every upper end up (MPFR_RNDU). An output
+// aliases an input only where each end is read before it is written.
 #include "oracle/wide_path.h"
 
 #include <cmath>
@@ -25,13 +25,6 @@ void SetZero(WideIv out) {
 void AddTo(WideIv acc, const WideIv& t) {
   mpfr_add(acc.lo, acc.lo, t.lo, kDown);
   mpfr_add(acc.hi, acc.hi, t.hi, kUp);
-}
-
-// a v for an exact double v: the ends swap when v < 0.
-void MulPoint(WideIv out, const WideIv& a, double v) {
-  const bool neg = v < 0;
-  mpfr_mul_d(out.lo, neg ? a.hi : a.lo, v, kDown);
-  mpfr_mul_d(out.hi, neg ? a.lo : a.hi, v, kUp);
 }
 
 // a g for an exact number g.
@@ -146,13 +139,14 @@ void WideColumns::Start(std::int64_t d) {
   valid_ = true;
 }
 
-WideRow::WideRow() : v_(kScratch + 2) {}
+WideRow::WideRow() : v_(kScratch + 3) {}
 
 void WideRow::EncloseN(std::int64_t i, WideIv n) {
   if (!layer_) return SetPoint(n, x_[i]);
   const WideIv mu = Iv(kMu);
-  mpfr_d_sub(n.lo, x_[i], mu.hi, kDown);
-  mpfr_d_sub(n.hi, x_[i], mu.lo, kUp);
+  mpfr_srcptr xi = Point(x_[i]);
+  mpfr_sub(n.lo, xi, mu.hi, kDown);
+  mpfr_sub(n.hi, xi, mu.lo, kUp);
 }
 
 bool WideRow::PrepareStats(const double* x, std::int64_t d, bool layer, double eps) {
@@ -163,8 +157,9 @@ bool WideRow::PrepareStats(const double* x, std::int64_t d, bool layer, double e
   SetZero(mu);
   if (layer) {
     for (std::int64_t i = 0; i < d; ++i) {
-      mpfr_add_d(mu.lo, mu.lo, x[i], kDown);
-      mpfr_add_d(mu.hi, mu.hi, x[i], kUp);
+      mpfr_srcptr xi = Point(x[i]);
+      mpfr_add(mu.lo, mu.lo, xi, kDown);
+      mpfr_add(mu.hi, mu.hi, xi, kUp);
     }
     DivByCount(mu, d);
   }
@@ -175,8 +170,9 @@ bool WideRow::PrepareStats(const double* x, std::int64_t d, bool layer, double e
     AddTo(q, sq);
   }
   DivByCount(q, d);
-  mpfr_add_d(q.lo, q.lo, eps, kDown);
-  mpfr_add_d(q.hi, q.hi, eps, kUp);
+  mpfr_srcptr e = Point(eps);
+  mpfr_add(q.lo, q.lo, e, kDown);
+  mpfr_add(q.hi, q.hi, e, kUp);
   if (!(mpfr_sgn(q.lo) > 0) || !mpfr_number_p(q.hi)) return false;
   mpfr_rec_sqrt(r.lo, q.hi, kDown);
   mpfr_rec_sqrt(r.hi, q.lo, kUp);
@@ -207,8 +203,13 @@ void WideRow::PrepareGrad(const double* dy, const double* gamma) {
 mpfr_ptr WideRow::ExactG(std::int64_t i) {
   mpfr_ptr g = v_[kScratch];
   mpfr_set_d(g, dy_[i], MPFR_RNDN);
-  mpfr_mul_d(g, g, gamma_[i], MPFR_RNDN);  // exact: 106 bits at most
+  mpfr_mul(g, g, Point(gamma_[i]), MPFR_RNDN);  // exact: 106 bits at most
   return g;
+}
+
+mpfr_srcptr WideRow::Point(double v) {
+  mpfr_set_d(v_[kScratch + 2], v, MPFR_RNDN);  // exact: kWideBits >= 53
+  return v_[kScratch + 2];
 }
 
 WideIv WideRow::Xhat(std::int64_t i) {
@@ -220,9 +221,10 @@ WideIv WideRow::Xhat(std::int64_t i) {
 
 WideIv WideRow::Y(std::int64_t i, double gamma, double beta) {
   const WideIv xhat = Xhat(i), y = Iv(kDx);
-  MulPoint(y, xhat, gamma);
-  mpfr_add_d(y.lo, y.lo, beta, kDown);
-  mpfr_add_d(y.hi, y.hi, beta, kUp);
+  MulExact(y, xhat, Point(gamma));
+  mpfr_srcptr b = Point(beta);
+  mpfr_add(y.lo, y.lo, b, kDown);
+  mpfr_add(y.hi, y.hi, b, kUp);
   return y;
 }
 
@@ -243,7 +245,8 @@ WideIv WideRow::Dx(std::int64_t i) {
 void WideRow::AddDgamma(const double* dy, WideColumns* cols) {
   const WideIv term = Iv(kT);
   for (std::int64_t j = 0; j < d_; ++j) {
-    MulPoint(term, Xhat(j), dy[j]);
+    const WideIv xhat = Xhat(j);  // before Point(dy_j): both use the point slot
+    MulExact(term, xhat, Point(dy[j]));
     AddTo(cols->At(j), term);
   }
 }

@@ -102,6 +102,9 @@ class WideRow {
   WideIv Iv(int k) { return {v_[2 * k], v_[2 * k + 1]}; }
   void EncloseN(std::int64_t i, WideIv n);
   mpfr_ptr ExactG(std::int64_t i);  // dy_i gamma_i, exactly
+  // v in the point slot (one number, overwritten by the next call): a
+  // plain MPFR operation on it costs less than MPFR's *_d functions.
+  mpfr_srcptr Point(double v);
 
   WideVars v_;
   const double* x_ = nullptr;

@@ -428,8 +428,9 @@ TEST(FastKernels, ARowsResultsDoNotDependOnItsBatch) {
   }
 }
 
-// The fp32 forward computes each row's sum in the previous row's write pass
-// (fast_layer_norm.cc, WriteRowSummingNext); the bf16 forward takes rows two
+// The fp32 forward takes rows two at a time and computes a pair's sums in
+// the previous pair's write pass (fast_layer_norm.cc, WriteTwoRowsSummingNext;
+// a last row alone, WriteRowSummingNext); the bf16 forward takes rows two
 // at a time (LayerNormStatsOfTwoRows, LayerNormWriteTwoBf16Rows), and a pair
 // with a rescaled row goes one row at a time. Every row of a batch must
 // still give the bits it gives alone: ordinary rows next to rescaled ones

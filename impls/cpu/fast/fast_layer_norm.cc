@@ -109,24 +109,16 @@ HWY_INLINE RowStats LayerNormStats(DF df, const T* HWY_RESTRICT x, std::int64_t 
   return FinishLayerNormStats(df, x, d, eps, mean, m2);
 }
 
-// LayerNormStats of two rows at once (the same sums in the same shape, so
-// the same bits): two independent chains of additions, so the latency of
-// one row's final reduction and of the step from mean to deviations
-// overlaps the other's. `next` (or nullptr) and `next_len`: the elements to
-// prefetch, next[0, next_len) (the next rows).
+// The rest of LayerNormStatsOfTwoRows once sums[0] and sums[1], the rows'
+// sums in the tree shape, are known (computed there, or by the fused write
+// of the two rows before, WriteTwoRowsSummingNext).
 template <typename T>
-HWY_INLINE void LayerNormStatsOfTwoRows(DF df, const T* HWY_RESTRICT x0, const T* HWY_RESTRICT x1,
-                                        std::int64_t d, float eps, const T* next,
-                                        std::int64_t next_len, RowStats* st0, RowStats* st1) {
+HWY_INLINE void LayerNormStatsOfTwoRowsFromSums(DF df, const T* HWY_RESTRICT x0,
+                                                const T* HWY_RESTRICT x1, std::int64_t d, float eps,
+                                                const float* sums, const T* next,
+                                                std::int64_t next_len, RowStats* st0,
+                                                RowStats* st1) {
   const float n = static_cast<float>(d);
-  float sums[2] = {0.f, 0.f};
-  TreeSums<2>(
-      df, d,
-      [=](std::int64_t i, std::int64_t m, VF* t) LNV_INLINE_LAMBDA {
-        t[0] = LoadAt(df, x0, i, m);
-        t[1] = LoadAt(df, x1, i, m);
-      },
-      sums);
   const float mean0 = sums[0] / n;
   const float mean1 = sums[1] / n;
   const VF vmean0 = hn::Set(df, mean0);
@@ -149,6 +141,26 @@ HWY_INLINE void LayerNormStatsOfTwoRows(DF df, const T* HWY_RESTRICT x0, const T
       m2);
   *st0 = FinishLayerNormStats(df, x0, d, eps, mean0, m2[0]);
   *st1 = FinishLayerNormStats(df, x1, d, eps, mean1, m2[1]);
+}
+
+// LayerNormStats of two rows at once (the same sums in the same shape, so
+// the same bits): two independent chains of additions, so the latency of
+// one row's final reduction and of the step from mean to deviations
+// overlaps the other's. `next` (or nullptr) and `next_len`: the elements to
+// prefetch, next[0, next_len) (the next rows).
+template <typename T>
+HWY_INLINE void LayerNormStatsOfTwoRows(DF df, const T* HWY_RESTRICT x0, const T* HWY_RESTRICT x1,
+                                        std::int64_t d, float eps, const T* next,
+                                        std::int64_t next_len, RowStats* st0, RowStats* st1) {
+  float sums[2] = {0.f, 0.f};
+  TreeSums<2>(
+      df, d,
+      [=](std::int64_t i, std::int64_t m, VF* t) LNV_INLINE_LAMBDA {
+        t[0] = LoadAt(df, x0, i, m);
+        t[1] = LoadAt(df, x1, i, m);
+      },
+      sums);
+  LayerNormStatsOfTwoRowsFromSums(df, x0, x1, d, eps, sums, next, next_len, st0, st1);
 }
 
 // The forward's arithmetic for one row: y = gamma * ((x s - mean_s) * rstd_s)
@@ -386,6 +398,65 @@ void LayerNormForwardRowsOf(const ForwardArgs& a, WorkQueue& queue, float* scrat
   // start on a cache line. (Widening a 16-bit row once into an fp32 copy for the later passes
   // measured slower.)
   constexpr bool kFuse = kIsF32<T>;
+  if constexpr (kFuse) {
+    // fp32 rows two at a time, as the bf16 ones: the deviations of rows r
+    // and r + 1 in one pass (LayerNormStatsOfTwoRowsFromSums), then one
+    // write pass for both fused with the sums of rows r + 2 and r + 3
+    // (WriteTwoRowsSummingNext). Every sum has the same terms in the same
+    // tree shape as one row at a time, and every y the same operations: the
+    // same bits. Two independent chains per pass let the latency at the end
+    // of a row's sums (the final reduction, the mean, the square root)
+    // overlap the other row's work. Rescaled rows, the last pair of an item
+    // and a last row without a partner are written without fusion.
+    T* y = static_cast<T*>(a.y);
+    using W = RowWriter<T, kGamma, kBeta, false>;
+    while (queue.Next(&item)) {
+      const std::int64_t end = item.row_end;
+      std::int64_t r = item.row_begin;
+      float sums[2] = {0.f, 0.f};
+      bool have_sums = false;  // sums[] hold the sums of rows r and r + 1
+      for (; r + 2 <= end; r += 2) {
+        const T* x0 = x + r * d;
+        const T* x1 = x0 + d;
+        if (!have_sums) {
+          TreeSums<2>(
+              df, d,
+              [=](std::int64_t i, std::int64_t m, VF* t) LNV_INLINE_LAMBDA {
+                t[0] = LoadAt(df, x0, i, m);
+                t[1] = LoadAt(df, x1, i, m);
+              },
+              sums);
+        }
+        RowStats st[2];
+        LayerNormStatsOfTwoRowsFromSums(df, x0, x1, d, a.eps, sums, static_cast<const T*>(nullptr),
+                                        0, &st[0], &st[1]);
+        have_sums = r + 4 <= end && st[0].scale == 1.f && st[1].scale == 1.f;
+        if (have_sums) {
+          const W w0(x0, gamma, beta, st[0]);
+          const W w1(x1, gamma, beta, st[1]);
+          WriteTwoRowsSummingNext(
+              df, y + r * d, y + (r + 1) * d, d, stream,
+              [=](std::int64_t i, std::int64_t m) LNV_INLINE_LAMBDA { return w0.At(i, m); },
+              [=](std::int64_t i, std::int64_t m) LNV_INLINE_LAMBDA { return w1.At(i, m); }, x1 + d,
+              x1 + 2 * d, sums);
+        } else {
+          for (int k = 0; k < 2; ++k) {
+            LayerNormWriteRowFor<T, kGamma, kBeta>(st[k], x0 + k * d, gamma, beta, gamma_t, beta_t,
+                                                   y + (r + k) * d, d, stream, nullptr,
+                                                   finite_params);
+          }
+        }
+        StoreRowStats(a, r, st[0]);
+        StoreRowStats(a, r + 1, st[1]);
+      }
+      if (r < end) {
+        LayerNormForwardRow<T, kGamma, kBeta>(a, r, gamma, beta, stream, finite_params, nullptr,
+                                              false, nullptr);
+      }
+    }
+    if (stream) hwy::FlushStream();
+    return;
+  }
   while (queue.Next(&item)) {
     float next_sum = 0.f;  // sum of row r, when the previous write computed it
     bool have_sum = false;

@@ -686,6 +686,41 @@ HWY_INLINE float WriteRowSummingNext(DF df, T* HWY_RESTRICT out, std::int64_t d,
   return sum;
 }
 
+// WriteRowSummingNext for two rows at once: out0 = at0 and out1 = at1 in
+// one loop, summing next0 into sums[0] and next1 into sums[1] (the same bits
+// as TreeSums over each alone).
+template <typename T, class At0, class At1>
+HWY_INLINE void WriteTwoRowsSummingNext(DF df, T* HWY_RESTRICT out0, T* HWY_RESTRICT out1,
+                                        std::int64_t d, bool stream, const At0& at0, const At1& at1,
+                                        const T* HWY_RESTRICT next0, const T* HWY_RESTRICT next1,
+                                        float* sums) {
+  const std::int64_t lanes = static_cast<std::int64_t>(hn::Lanes(df));
+  constexpr bool kWholeLine = sizeof(T) * hn::MaxLanes(DF()) == kCacheLine;
+  const bool stream0 =
+      kWholeLine && stream && reinterpret_cast<std::uintptr_t>(out0) % kCacheLine == 0;
+  const bool stream1 =
+      kWholeLine && stream && reinterpret_cast<std::uintptr_t>(out1) % kCacheLine == 0;
+  TreeSums<2>(
+      df, d,
+      [=](std::int64_t i, std::int64_t m, VF* t) LNV_INLINE_LAMBDA {
+        t[0] = LoadAt(df, next0, i, m);
+        t[1] = LoadAt(df, next1, i, m);
+        const VF v0 = at0(i, m);
+        if (stream0 && m == lanes) {
+          StreamF32As(df, v0, out0 + i);
+        } else {
+          StoreAt(df, v0, out0, i, m);
+        }
+        const VF v1 = at1(i, m);
+        if (stream1 && m == lanes) {
+          StreamF32As(df, v1, out1 + i);
+        } else {
+          StoreAt(df, v1, out1, i, m);
+        }
+      },
+      sums);
+}
+
 // ---- The rescaled path (row_scaling.h) ----
 
 // Sum of the lanes of v, any order (only tested for NaN).

@@ -87,6 +87,7 @@ void Square(WideIv out, const WideIv& n) {
   }
 }
 
+static_assert(sizeof(unsigned long) >= sizeof(std::int64_t), "d must fit mpfr_div_ui");
 void DivByCount(WideIv v, std::int64_t d) {
   mpfr_div_ui(v.lo, v.lo, static_cast<unsigned long>(d), kDown);
   mpfr_div_ui(v.hi, v.hi, static_cast<unsigned long>(d), kUp);
@@ -95,6 +96,7 @@ void DivByCount(WideIv v, std::int64_t d) {
 // An end as a Dyadic: a nonzero MPFR number is 0.m 2^E with its
 // ceil(prec/64) limbs m normalized to the top bit, least significant first
 // (as GMP's), so it is m 2^(E - 64 limbs).
+static_assert(GMP_NUMB_BITS == 64 && GMP_NAIL_BITS == 0, "64-bit limbs without nails");
 Dyadic EndToDyadic(mpfr_srcptr v) {
   Dyadic out;
   if (mpfr_zero_p(v)) return out;
@@ -107,10 +109,6 @@ Dyadic EndToDyadic(mpfr_srcptr v) {
   Trim(&out);
   return out;
 }
-
-// Slots of WideRow's numbers: intervals by index, then scratch.
-enum Slot : int { kMu, kQ, kR, kA, kB, kN, kT, kC, kDx, kIvs };
-constexpr int kScratch = 2 * kIvs;
 
 }  // namespace
 
@@ -127,7 +125,7 @@ WideVars::WideVars(std::size_t n) : vars_(n) {
 }
 
 bool WideEnds(const WideIv& v, Dyadic* lo, Dyadic* hi) {
-  if (!mpfr_number_p(v.lo) || !mpfr_number_p(v.hi)) return false;
+  if (!mpfr_number_p(v.lo) || !mpfr_number_p(v.hi) || !mpfr_lessequal_p(v.lo, v.hi)) return false;
   *lo = EndToDyadic(v.lo);
   *hi = EndToDyadic(v.hi);
   return FitsDoubleDouble(*lo) && FitsDoubleDouble(*hi);
@@ -150,6 +148,10 @@ void WideRow::EncloseN(std::int64_t i, WideIv n) {
 }
 
 bool WideRow::PrepareStats(const double* x, std::int64_t d, bool layer, double eps) {
+  // Exact doubles and products of two (ExactG, Point) need exponents from
+  // about -2200 to 2100; MPFR's default range is +-(2^30 - 1), and only a
+  // caller that narrows it (mpfr_set_emin) could break that.
+  if (mpfr_get_emin() > -4096 || mpfr_get_emax() < 4096) return false;
   x_ = x;
   d_ = d;
   layer_ = layer;
@@ -210,6 +212,11 @@ mpfr_ptr WideRow::ExactG(std::int64_t i) {
 mpfr_srcptr WideRow::Point(double v) {
   mpfr_set_d(v_[kScratch + 2], v, MPFR_RNDN);  // exact: kWideBits >= 53
   return v_[kScratch + 2];
+}
+
+WideIv WideRow::N(std::int64_t i) {
+  EncloseN(i, Iv(kN));
+  return Iv(kN);
 }
 
 WideIv WideRow::Xhat(std::int64_t i) {

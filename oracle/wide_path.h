@@ -44,6 +44,11 @@ inline constexpr mpfr_prec_t kWideBits = 256;
 class WideVars {
  public:
   explicit WideVars(std::size_t n);
+  // A copy's numbers would point into the original's limbs: moves only.
+  WideVars(const WideVars&) = delete;
+  WideVars& operator=(const WideVars&) = delete;
+  WideVars(WideVars&&) = default;
+  WideVars& operator=(WideVars&&) = default;
   mpfr_ptr operator[](std::size_t i) { return &vars_[i]; }
   std::size_t size() const { return vars_.size(); }
 
@@ -58,7 +63,9 @@ struct WideIv {
 };
 
 // The end points of an enclosure as Dyadics (dyadic.h); false if an end is
-// not finite or does not leave ToDoubleDouble its room (FitsDoubleDouble).
+// not finite, the ends are out of order (a broken enclosure must not
+// decide), or an end does not leave ToDoubleDouble its room
+// (FitsDoubleDouble).
 bool WideEnds(const WideIv& v, Dyadic* lo, Dyadic* hi);
 
 // The column sums dgamma_j = sum over rows of dy n r, as intervals, for the
@@ -84,7 +91,9 @@ class WideRow {
  public:
   WideRow();
   // mu, q and r of a row of d finite x. False when q's enclosure reaches 0
-  // or below, or is not finite (the exact path then decides).
+  // or below, or is not finite, or when MPFR's exponent range has been
+  // narrowed so that doubles and their products are no longer exact (the
+  // exact path then decides).
   bool PrepareStats(const double* x, std::int64_t d, bool layer, double eps);
   // The enclosures of xhat_i = n_i r and of y_i = beta + gamma xhat_i for
   // finite gamma and beta (after PrepareStats); valid until the next call.
@@ -98,7 +107,20 @@ class WideRow {
   // Adds dy_j n_j r to column j's sum, for every j (after PrepareStats).
   void AddDgamma(const double* dy, WideColumns* cols);
 
+  // The row's enclosures (tests check them against exact rationals): mu, q,
+  // r after PrepareStats, n_i (valid until the next call), a and b after
+  // PrepareGrad.
+  WideIv Mu() { return Iv(kMu); }
+  WideIv Q() { return Iv(kQ); }
+  WideIv R() { return Iv(kR); }
+  WideIv N(std::int64_t i);
+  WideIv A() { return Iv(kA); }
+  WideIv B() { return Iv(kB); }
+
  private:
+  // The intervals, two numbers each, then scratch numbers.
+  enum Slot : int { kMu, kQ, kR, kA, kB, kN, kT, kC, kDx, kIvs };
+  static constexpr int kScratch = 2 * kIvs;
   WideIv Iv(int k) { return {v_[2 * k], v_[2 * k + 1]}; }
   void EncloseN(std::int64_t i, WideIv n);
   mpfr_ptr ExactG(std::int64_t i);  // dy_i gamma_i, exactly

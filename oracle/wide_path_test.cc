@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 
 #include <bit>
+#include <boost/multiprecision/gmp.hpp>
 #include <cmath>
 #include <cstdint>
 #include <random>
@@ -170,6 +171,123 @@ TEST(WidePath, AgreesOnTiesAndNearTies) {
       if (f.precision == kBinary32.precision) {  // the tie to even, else the nearer side
         EXPECT_EQ(a.dx[0].rounded, e < 0 ? 1.0 + 0x1p-23 : 1.0) << e;
       }
+    }
+  }
+}
+
+// Values a relative 2^-900 from a double: for binary64 the sign of the
+// double-double's lo flips there, so an enclosure that misses the exact
+// value by a rounding in the wrong direction (r's lower end rounded up, say)
+// decides a wrong lo. RMSNorm, x = (2^349, -2^349), eps = 2^-202: q = 2^698
+// (1 + 2^-900), r = 2^-349 (1 + 2^-900)^(-1/2), so y_i = gamma_i (1 +
+// 2^-900)^(-1/2) x_i/|x_i| and dgamma_j = dy_j x_j/|x_j| (1 + 2^-900)^(-1/2).
+TEST(WidePath, Binary64ValuesAHairFromADoubleMatchTheExactPath) {
+  std::vector<double> x = {0x1p349, -0x1p349}, gamma = {0.75, -10.0}, dy = {1.0, 0.5};
+  OracleProblem p;
+  p.norm = OracleNorm::kRmsNorm;
+  p.rows = 1;
+  p.d = 2;
+  p.x = x;
+  p.gamma = gamma;
+  p.dy = dy;
+  p.eps = 0x1p-202;
+  p.out_format = kBinary64;
+  p.param_format = kBinary64;
+  OracleOptions tiered, exact;
+  exact.fast_path = false;
+  const OracleForwardResult fa = OracleForward(p, tiered), fb = OracleForward(p, exact);
+  ExpectSame(fa.y, fb.y, kBinary64, "y");
+  EXPECT_EQ(fb.y[0].hi, 0.75);
+  EXPECT_LT(fb.y[0].lo, 0.0);  // the exact value is just below 0.75
+  const OracleBackwardResult ba = OracleBackward(p, tiered), bb = OracleBackward(p, exact);
+  ExpectSame(ba.dx, bb.dx, kBinary64, "dx");
+  ExpectSame(ba.dgamma, bb.dgamma, kBinary64, "dgamma");
+  EXPECT_EQ(bb.dgamma[0].hi, 1.0);
+  EXPECT_LT(bb.dgamma[0].lo, 0.0);
+}
+
+// Each of the row's enclosures holds the exact value, checked in exact
+// rationals: mu, q, n_i, a and b directly, r, y_i and dx_i (irrational:
+// c/sqrt(q) for a rational c) by comparing squares. The rows make the
+// intervals wide enough for a wrong end or direction to show: a mean that
+// cancels across 2^1000 (so mu's enclosure is wide and n_1 straddles 0,
+// the straddle cases of the products and squares), large offsets, negative
+// eps close to -sigma^2, RMSNorm.
+using Q = boost::multiprecision::mpq_rational;
+
+Q Exact(mpfr_srcptr v) {
+  if (mpfr_zero_p(v)) return Q(0);  // get_z_2exp would give 0 * 2^emin
+  boost::multiprecision::mpz_int z;
+  const mpfr_exp_t e = mpfr_get_z_2exp(z.backend().data(), v);
+  const boost::multiprecision::mpz_int one(1);
+  if (e >= 0) return Q(boost::multiprecision::mpz_int(z << static_cast<unsigned>(e)));
+  return Q(z, boost::multiprecision::mpz_int(one << static_cast<unsigned>(-e)));
+}
+
+Q Exact(double v) {
+  oracle_internal::WideVars t(1);
+  mpfr_set_d(t[0], v, MPFR_RNDN);
+  return Exact(t[0]);
+}
+
+// L <= c / sqrt(q) for q > 0, by squares.
+bool AtMostRootRatio(const Q& l, const Q& c, const Q& q) {
+  if (c >= 0) return l <= 0 || l * l * q <= c * c;
+  return l < 0 && l * l * q >= c * c;
+}
+bool Encloses(const oracle_internal::WideIv& v, const Q& exact) {
+  return Exact(v.lo) <= exact && exact <= Exact(v.hi);
+}
+bool EnclosesRootRatio(const oracle_internal::WideIv& v, const Q& c, const Q& q) {
+  return AtMostRootRatio(Exact(v.lo), c, q) && AtMostRootRatio(-Exact(v.hi), -c, q);
+}
+
+TEST(WidePath, EveryEnclosureHoldsTheExactValue) {
+  struct RowCase {
+    std::vector<double> x, dy, gamma;
+    bool layer;
+    double eps;
+  };
+  const std::vector<RowCase> rows = {
+      {{0x1p1000, 1.0, -0x1p1000}, {1.0, -2.0, 0.5}, {1.0, 3.0, -0.25}, true, 0.0},
+      {{1e15 + 1, 1e15 - 3, 1e15 + 7, 1e15}, {0.1, 0.2, -0.3, 0.4}, {1, 1, 1, 1}, true, 1e-5},
+      {{3.0, 5.0, 11.0}, {-1.0, 0x1p-600, 0x1p600}, {0.5, 2.0, 1.0}, true, -11.5},
+      {{0x1p-1074, -3.5, 0x1p700}, {2.0, 0.0, -1.0}, {1.0, -0.0, 7.0}, false, 0x1p-30},
+  };
+  for (const RowCase& rc : rows) {
+    const auto d = static_cast<std::int64_t>(rc.x.size());
+    oracle_internal::WideRow w;
+    ASSERT_TRUE(w.PrepareStats(rc.x.data(), d, rc.layer, rc.eps));
+    w.PrepareGrad(rc.dy.data(), rc.gamma.data());
+    Q mu = 0, sum_sq = 0, a = 0, t = 0;
+    for (double v : rc.x) mu += Exact(v);
+    mu = rc.layer ? mu / d : Q(0);
+    std::vector<Q> n, g;
+    for (std::int64_t i = 0; i < d; ++i) {
+      n.push_back(Exact(rc.x[i]) - mu);
+      g.push_back(Exact(rc.dy[i]) * Exact(rc.gamma[i]));
+      sum_sq += n.back() * n.back();
+      a += g.back();
+      t += g.back() * n.back();
+    }
+    const Q q = sum_sq / d + Exact(rc.eps);
+    ASSERT_GT(q, 0);
+    a = rc.layer ? a / d : Q(0);
+    const Q b = t / (d * q);
+    EXPECT_TRUE(Encloses(w.Mu(), mu));
+    EXPECT_TRUE(Encloses(w.Q(), q));
+    EXPECT_TRUE(EnclosesRootRatio(w.R(), Q(1), q));
+    EXPECT_TRUE(Encloses(w.A(), a));
+    EXPECT_TRUE(Encloses(w.B(), b));
+    for (std::int64_t i = 0; i < d; ++i) {
+      EXPECT_TRUE(Encloses(w.N(i), n[i])) << i;
+      EXPECT_TRUE(EnclosesRootRatio(w.Xhat(i), n[i], q)) << i;
+      EXPECT_TRUE(EnclosesRootRatio(w.Dx(i), g[i] - a - n[i] * b, q)) << i;
+      const double beta = 0.5 - static_cast<double>(i);
+      const oracle_internal::WideIv y = w.Y(i, rc.gamma[i], beta);
+      // y - beta = gamma n / sqrt(q); the ends minus beta are exact rationals.
+      EXPECT_TRUE(AtMostRootRatio(Exact(y.lo) - Exact(beta), Exact(rc.gamma[i]) * n[i], q)) << i;
+      EXPECT_TRUE(AtMostRootRatio(Exact(beta) - Exact(y.hi), -Exact(rc.gamma[i]) * n[i], q)) << i;
     }
   }
 }

@@ -571,7 +571,10 @@ void JudgeForwardOutputs(const Case& c, const Reference& ref, const RowContext& 
 // The backward's claimed range (ImplInfo::max_backward_weight): each row's
 // weight W = sum |dy gamma| (1 + |xhat|), and each column's weight
 // sum |dy| (1 + |xhat|), from the inputs and the exact xhat. (NaN for a row
-// holding NaN: it stays in range, under the NaN contract.) dx also needs
+// holding NaN: it stays in range, under the NaN contract.) dbeta = sum dy
+// involves no xhat: a row of x holding NaN or +-inf adds |dy| to its
+// column's dbeta weight (found by fuzz_ln: the NaN weight had kept a column
+// whose float sum of dy overflows in range). dx also needs
 // rstd W within the limit: dx = rstd ((g - a) - xhat b) multiplies the
 // bracket, bounded by a multiple of W, by the kernel's rstd, which its claim
 // puts within (1 + rstd_rel) of the exact one (impls/cpu/valid_range.h).
@@ -579,12 +582,14 @@ struct BackwardRange {
   std::vector<bool> row_in_range;
   std::vector<bool> dx_in_range;
   std::vector<double> col_weight;
+  std::vector<double> dbeta_weight;
 };
 
 BackwardRange BackwardRangeOf(const ImplInfo& impl, const Case& c, const Reference& ref,
                               const RowContext& x, const std::vector<BackwardRowBound>& bb) {
   const std::int64_t d = c.d;
-  BackwardRange br{x.in_range, x.in_range, std::vector<double>(static_cast<std::size_t>(d), 0.0)};
+  BackwardRange br{x.in_range, x.in_range, std::vector<double>(static_cast<std::size_t>(d), 0.0),
+                   std::vector<double>(static_cast<std::size_t>(d), 0.0)};
   for (std::int64_t r = 0; r < c.rows; ++r) {
     double w = 0.0;
     for (std::int64_t i = 0; i < d; ++i) {
@@ -593,6 +598,7 @@ BackwardRange BackwardRangeOf(const ImplInfo& impl, const Case& c, const Referen
       const double ady = std::fabs(c.dy[idx]);
       w += ady * std::fabs(c.gamma.empty() ? 1.0 : c.gamma[i]) * spread;
       br.col_weight[i] += ady * spread;
+      br.dbeta_weight[i] += ady * (std::isnan(spread) ? 1.0 : spread);
     }
     if (w > impl.max_backward_weight) br.row_in_range[r] = false;
     // The kernel's rstd, within its claim of the exact one (bb[r].rstd_rel).
@@ -692,7 +698,7 @@ void JudgeParamGradients(const ImplInfo& impl, const Case& c, const Reference& r
     for (std::int64_t i = 0; i < c.d; ++i) {
       // dbeta = sum dy involves neither x nor the statistics: a row outside
       // the claimed range does not take its column out (only the weight does).
-      const bool in = !(br.col_weight[i] > impl.max_backward_weight);
+      const bool in = !(br.dbeta_weight[i] > impl.max_backward_weight);
       acc.Add(WithTypical(JudgeElement(i, out.dbeta[i], ref.backward->dbeta[i],
                                        DbetaBound(x.model, cols[i]), param_f, in, false),
                           x.typical ? DbetaBound(x.tmodel, typical_col(i)) : kInf, x.tier));

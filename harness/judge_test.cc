@@ -424,6 +424,31 @@ TEST_F(JudgeTest, ABackwardRowBeyondTheClaimedWeightIsOutOfRange) {
   EXPECT_TRUE(IsFailure(Judge(unlimited, c)[Output::kDx].verdict));
 }
 
+// A row of x holding +inf has xhat NaN, so the column weight sum |dy| (1 +
+// |xhat|) was NaN and kept the dbeta column in range; dbeta = sum dy has no
+// xhat, and two dy near -FLT_MAX overflow the kernel's float sum where the
+// exact dbeta (one of them, the third row cancelling the other) is finite.
+// The column is out of range now; the same kernel with no backward limit is
+// caught (the check can fail). Found by fuzz_ln (CI's configuration),
+// fuzz/regressions/dbeta-weight-of-a-non-finite-row.case.
+TEST_F(JudgeTest, ADbetaColumnBeyondTheClaimedWeightIsOutOfRangeBesideARowHoldingAnInfinity) {
+  const ImplInfo* k = FindImpl("f32/two_pass/cpu-scalar");
+  ASSERT_NE(k, nullptr);
+  Case c;
+  c.d = 2;
+  c.rows = 3;
+  c.eps = 1e-5;
+  c.x = {1.0, 2.0, std::numeric_limits<double>::infinity(), 1.0, 3.0, 5.0};
+  c.dy = {-0x1.96eap+127, 0.0, -0x1.96eap+127, 0.0, 0x1.96eap+127, 0.0};
+  const Judgement j = Judge(*k, c);
+  ASSERT_TRUE(j[Output::kDbeta].present);
+  EXPECT_EQ(j[Output::kDbeta].verdict, Verdict::kOutOfRange) << Summarize(j);
+  EXPECT_FALSE(IsFailure(j.verdict)) << Summarize(j);
+  ImplInfo unlimited = *k;
+  unlimited.max_backward_weight = std::numeric_limits<double>::infinity();
+  EXPECT_TRUE(IsFailure(Judge(unlimited, c)[Output::kDbeta].verdict)) << Summarize(j);
+}
+
 // dx = rstd ((g - a) - xhat b): the bracket is bounded by a multiple of the
 // row weight W, the product by rstd W. fuzz_ln found an f64 row (kappa ~
 // 2^40, rstd 2^43, dy up to 2^967) whose W is within the limit but rstd W is

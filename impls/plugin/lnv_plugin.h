@@ -71,7 +71,8 @@ typedef struct {
                                * 0: every finite row is in range */
   double max_backward_weight; /* the backward's range: rows whose
                                * sum |dy gamma| (1 + |xhat|), and dgamma/dbeta
-                               * columns whose sum |dy| (1 + |xhat|), exceed
+                               * columns whose sum |dy| (1 + |xhat|) (dbeta:
+                               * |dy| where xhat is NaN), exceed
                                * this are outside it, and for dx also rows
                                * whose rstd times that sum does; 0: no limit */
 } lnv_kernel;

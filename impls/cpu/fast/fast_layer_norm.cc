@@ -339,6 +339,14 @@ void LayerNormForwardRowsOf(const ForwardArgs& a, WorkQueue& queue, float* scrat
   // d = 4096, per thread.
   const bool finite_params = kIsBf16<T> && (gamma == nullptr || RowIsFinite(df, gamma, d)) &&
                              (beta == nullptr || RowIsFinite(df, beta, d));
+  // A pair of rows that cannot share a write pass (a rescaled row, or no
+  // next rows for the write to sum), written one row at a time.
+  [[maybe_unused]] const auto write_pair_one_by_one = [&](const RowStats* st, const T* x0, T* y0) {
+    for (int k = 0; k < 2; ++k) {
+      LayerNormWriteRowFor<T, kGamma, kBeta>(st[k], x0 + k * d, gamma, beta, gamma_t, beta_t,
+                                             y0 + k * d, d, stream, nullptr, finite_params);
+    }
+  };
   WorkItem item;
 #if HWY_TARGET != HWY_SCALAR
   if constexpr (kIsBf16<T>) {
@@ -374,11 +382,7 @@ void LayerNormForwardRowsOf(const ForwardArgs& a, WorkQueue& queue, float* scrat
                                                    y + (r + 1) * d, d, st[0], st[1], stream_spread,
                                                    finite_params);
         } else {
-          for (int k = 0; k < 2; ++k) {
-            LayerNormWriteRowFor<T, kGamma, kBeta>(st[k], x0 + k * d, gamma, beta, gamma_t, beta_t,
-                                                   y + (r + k) * d, d, stream, nullptr,
-                                                   finite_params);
-          }
+          write_pair_one_by_one(st, x0, y + r * d);
         }
         StoreRowStats(a, r, st[0]);
         StoreRowStats(a, r + 1, st[1]);
@@ -465,11 +469,7 @@ void LayerNormForwardRowsOf(const ForwardArgs& a, WorkQueue& queue, float* scrat
               [=](std::int64_t i, std::int64_t m) LNV_INLINE_LAMBDA { return w1.At(i, m); }, next,
               next + d, sums);
         } else {
-          for (int k = 0; k < 2; ++k) {
-            LayerNormWriteRowFor<T, kGamma, kBeta>(st[k], x0 + k * d, gamma, beta, gamma_t, beta_t,
-                                                   y + (r + k) * d, d, stream, nullptr,
-                                                   finite_params);
-          }
+          write_pair_one_by_one(st, x0, y + r * d);
         }
         StoreRowStats(a, r, st[0]);
         StoreRowStats(a, r + 1, st[1]);

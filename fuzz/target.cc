@@ -440,7 +440,7 @@ std::string ConfigFromEnv(FuzzConfig* config) {
 std::vector<const ImplInfo*> CompatibleKernels(const FuzzConfig& config, const Case& c) {
   std::vector<const ImplInfo*> out;
   for (const ImplInfo& impl : config.impls) {
-    if (CheckCompatible(impl, c).empty()) out.push_back(&impl);
+    if (IsCompatible(impl, c)) out.push_back(&impl);
   }
   return out;
 }

@@ -391,7 +391,13 @@ Reference ComputeReference(const Case& c, const OracleOptions& o) {
   return ref;
 }
 
+bool IsCompatible(const ImplInfo& impl, const Case& c) {
+  return impl.norm == c.norm && impl.x_dtype == c.dtype && impl.param_dtype == c.param_dtype &&
+         impl.forward != nullptr;
+}
+
 std::string CheckCompatible(const ImplInfo& impl, const Case& c) {
+  if (IsCompatible(impl, c)) return "";
   if (impl.norm != c.norm) {
     return "kernel " + impl.name + " is " + std::string(NormName(impl.norm)) + ", case is " +
            std::string(NormName(c.norm));
@@ -401,8 +407,7 @@ std::string CheckCompatible(const ImplInfo& impl, const Case& c) {
            std::string(DTypeName(impl.param_dtype)) + ", case is " +
            std::string(DTypeName(c.dtype)) + "/" + std::string(DTypeName(c.param_dtype));
   }
-  if (impl.forward == nullptr) return "kernel " + impl.name + " has no forward";
-  return "";
+  return "kernel " + impl.name + " has no forward";
 }
 
 Judgement Judge(const ImplInfo& impl, const Case& c, const JudgeOptions& opt) {

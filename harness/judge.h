@@ -178,7 +178,11 @@ struct Reference {
 };
 Reference ComputeReference(const Case& c, const OracleOptions& o = {});
 
-// "" when the kernel can run on the case (norm and dtypes match), else why not.
+// Whether the kernel can run on the case: its norm and dtypes match, and it
+// has a forward. CheckCompatible says why not; this is the cheap test for
+// callers that only filter (fuzz_ln asks it of every kernel on every input).
+bool IsCompatible(const ImplInfo& impl, const Case& c);
+// "" when IsCompatible(impl, c), else why not.
 std::string CheckCompatible(const ImplInfo& impl, const Case& c);
 
 // Requires CheckCompatible(impl, c) == "".

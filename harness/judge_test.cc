@@ -580,10 +580,18 @@ TEST_F(JudgeTest, KeepsEveryElementForReplay) {
 
 TEST_F(JudgeTest, RefusesAMismatchedKernel) {
   Case c = Normal();
+  EXPECT_TRUE(IsCompatible(PreciseImpl(), c));
+  EXPECT_EQ(CheckCompatible(PreciseImpl(), c), "");
   c.dtype = c.param_dtype = DType::kBF16;
+  EXPECT_FALSE(IsCompatible(PreciseImpl(), c));
   EXPECT_NE(CheckCompatible(PreciseImpl(), c).find("takes f32/f32"), std::string::npos);
   c.norm = Norm::kRmsNorm;
+  EXPECT_FALSE(IsCompatible(PreciseImpl(), c));
   EXPECT_NE(CheckCompatible(PreciseImpl(), c).find("layer_norm"), std::string::npos);
+  ImplInfo no_forward = PreciseImpl();
+  no_forward.forward = nullptr;
+  EXPECT_FALSE(IsCompatible(no_forward, Normal()));
+  EXPECT_NE(CheckCompatible(no_forward, Normal()).find("has no forward"), std::string::npos);
 }
 
 // The registry's scalar references, every dtype and norm, on typical inputs.

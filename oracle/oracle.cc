@@ -8,8 +8,8 @@
 #include <bit>
 #include <cmath>
 #include <cstdint>
-#include <deque>
 #include <limits>
+#include <list>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -432,8 +432,11 @@ class Row {
   bool r_exact_known_ = false;
   bool r_exact_ = false;
   R r_exact_value_;
-  std::deque<std::pair<int, oracle_internal::Enclosure<Int>>> levels_;  // by bits
-  std::deque<ScaledEnclosure> scaled_;                                  // ScaledLevel's cache
+  // Caches whose entries keep their addresses as they grow (Level and
+  // ScaledLevel return references), and which allocate nothing until used:
+  // a std::deque allocates on construction, for every row.
+  std::list<std::pair<int, oracle_internal::Enclosure<Int>>> levels_;  // by bits
+  std::list<ScaledEnclosure> scaled_;                                  // ScaledLevel's cache
   bool fast_ready_ = false, fast_ok_ = false;
   double mu_h_ = 0.0, mu_l_ = 0.0, mu_e_ = 0.0;
   oracle_internal::Edd r_w_{0.0, 0.0, 0.0};

@@ -13,8 +13,8 @@ constexpr mpfr_rnd_t kUp = MPFR_RNDU;
 
 // A double as a point interval (exact: kWideBits >= 53).
 void SetPoint(WideIv out, double v) {
-  mpfr_set_d(out.lo, v, MPFR_RNDN);
-  mpfr_set_d(out.hi, v, MPFR_RNDN);
+  SetDouble(out.lo, v);
+  SetDouble(out.hi, v);
 }
 
 void SetZero(WideIv out) {
@@ -112,6 +112,23 @@ Dyadic EndToDyadic(mpfr_srcptr v) {
 
 }  // namespace
 
+void SetDouble(mpfr_ptr x, double v) {
+  constexpr int kLimbs = static_cast<int>((kWideBits + 63) / 64);
+  void* sig = mpfr_custom_get_significand(x);
+  if (v == 0.0) {
+    mpfr_custom_init_set(x, std::signbit(v) ? -MPFR_ZERO_KIND : MPFR_ZERO_KIND, 0, kWideBits, sig);
+    return;
+  }
+  // |v| = mant 2^exp = 0.m 2^(exp + msb + 1), m = mant shifted to the top bit.
+  const DoubleParts p = SplitDouble(v);
+  const int msb = 63 - __builtin_clzll(p.mant);
+  auto* m = static_cast<mp_limb_t*>(sig);
+  for (int i = 0; i < kLimbs - 1; ++i) m[i] = 0;
+  m[kLimbs - 1] = p.mant << (63 - msb);
+  mpfr_custom_init_set(x, p.negative ? -MPFR_REGULAR_KIND : MPFR_REGULAR_KIND, p.exp + msb + 1,
+                       kWideBits, sig);
+}
+
 WideVars::WideVars(std::size_t n) : vars_(n) {
   static_assert(kWideBits <= 64 * kDyadicLimbs - 64, "an end must fit a Dyadic with room");
   const std::size_t bytes = mpfr_custom_get_size(kWideBits);
@@ -204,13 +221,13 @@ void WideRow::PrepareGrad(const double* dy, const double* gamma) {
 
 mpfr_ptr WideRow::ExactG(std::int64_t i) {
   mpfr_ptr g = v_[kScratch];
-  mpfr_set_d(g, dy_[i], MPFR_RNDN);
+  SetDouble(g, dy_[i]);
   mpfr_mul(g, g, Point(gamma_[i]), MPFR_RNDN);  // exact: 106 bits at most
   return g;
 }
 
 mpfr_srcptr WideRow::Point(double v) {
-  mpfr_set_d(v_[kScratch + 2], v, MPFR_RNDN);  // exact: kWideBits >= 53
+  SetDouble(v_[kScratch + 2], v);
   return v_[kScratch + 2];
 }
 

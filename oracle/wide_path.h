@@ -57,6 +57,13 @@ class WideVars {
   std::vector<mp_limb_t> limbs_;
 };
 
+// x = v exactly, for a finite double v and an x of a WideVars (kWideBits):
+// the limbs and exponent are written through MPFR's custom interface.
+// mpfr_set_d would save and restore MPFR's exponent range and flags, which
+// are thread-local: under the fuzz build's sanitizers that bookkeeping cost
+// more than the wide tier's arithmetic (fuzz/README.md, Speed).
+void SetDouble(mpfr_ptr x, double v);
+
 // [lo, hi], two numbers of a WideVars.
 struct WideIv {
   mpfr_ptr lo, hi;

@@ -310,5 +310,51 @@ TEST(WidePath, EndsReadBackExactly) {
   EXPECT_FALSE(oracle_internal::WideEnds({v[0], v[1]}, &lo, &hi));
 }
 
+// SetDouble writes MPFR's limbs itself: it must give the number mpfr_set_d
+// gives, sign of zero included, for every kind of double, and the number
+// must then compute as MPFR's own (a sum and a product checked).
+TEST(WidePath, SetDoubleIsMpfrSetD) {
+  oracle_internal::WideVars v(4);
+  std::vector<double> xs = {0.0,
+                            -0.0,
+                            1.0,
+                            -1.0,
+                            0x1p-1074,
+                            -0x1p-1074,
+                            0x1p-1022,
+                            0x0.fffffffffffffp-1022,
+                            0x1.fffffffffffffp1023,
+                            -0x1.fffffffffffffp1023,
+                            3.0,
+                            0.1,
+                            -1e300,
+                            0x1.8p-1060};
+  std::mt19937_64 rng(20261203);
+  for (int i = 0; i < 2000; ++i) {
+    std::uint64_t bits = rng();
+    const double x = std::bit_cast<double>(bits);
+    if (std::isfinite(x)) xs.push_back(x);
+  }
+  for (const double x : xs) {
+    oracle_internal::SetDouble(v[0], x);
+    mpfr_set_d(v[1], x, MPFR_RNDN);
+    EXPECT_TRUE(mpfr_equal_p(v[0], v[1]) || (mpfr_zero_p(v[0]) && mpfr_zero_p(v[1]))) << x;
+    EXPECT_EQ(mpfr_signbit(v[0]) != 0, std::signbit(x)) << x;
+    EXPECT_TRUE(SameBits(mpfr_get_d(v[0], MPFR_RNDN), x)) << x;
+    // Arithmetic on it: x + 1/3 and x * 1/3 at kWideBits, as on MPFR's own.
+    mpfr_set_ui(v[2], 1, MPFR_RNDN);
+    mpfr_div_ui(v[2], v[2], 3, MPFR_RNDN);
+    mpfr_t a, b;
+    mpfr_inits2(oracle_internal::kWideBits, a, b, static_cast<mpfr_ptr>(nullptr));
+    mpfr_add(a, v[0], v[2], MPFR_RNDD);
+    mpfr_add(b, v[1], v[2], MPFR_RNDD);
+    EXPECT_TRUE(mpfr_equal_p(a, b)) << x;
+    mpfr_mul(a, v[0], v[2], MPFR_RNDU);
+    mpfr_mul(b, v[1], v[2], MPFR_RNDU);
+    EXPECT_TRUE(mpfr_equal_p(a, b) || (mpfr_zero_p(a) && mpfr_zero_p(b))) << x;
+    mpfr_clears(a, b, static_cast<mpfr_ptr>(nullptr));
+  }
+}
+
 }  // namespace
 }  // namespace lnv

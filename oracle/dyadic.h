@@ -203,6 +203,36 @@ inline bool FitsDoubleDouble(const Dyadic& a) {
   return msb < 64 * kDyadicLimbs - 2 && (msb + a.exp < 1023 || a.exp <= 1024);
 }
 
+// The remainder a - hi of a finite, inexact rounding hi of a to binary64,
+// from the s low bits of |m| that the rounding dropped (s > 0: hi's last
+// place is 2^(exp + s)). Rounded down, |a - hi| is those bits L times 2^exp,
+// with a's sign; rounded up, it is 2^s - L, with the opposite sign. `up`
+// repeats RoundRat's rule. False when 2^s - L would not fit the limbs.
+inline bool RoundingRemainder(const Dyadic& a, std::int64_t s, Dyadic* rest) {
+  const std::uint64_t q = BitsFrom(a, s);
+  const bool up = BitOf(a, s - 1) && (LsbOf(a) < s - 1 || (q & 1));
+  if (up && s > 64 * kDyadicLimbs) return false;
+  *rest = Dyadic{};
+  rest->exp = a.exp;
+  const std::int64_t full = s / 64, off = s % 64;
+  const std::uint64_t top_mask = (std::uint64_t{1} << off) - 1;
+  for (std::int64_t i = 0; i < full && i < a.used; ++i) rest->mag[i] = a.mag[i];
+  if (off != 0 && full < a.used) rest->mag[full] = a.mag[full] & top_mask;
+  if (up) {  // 2^s - L = (~L + 1) mod 2^s, over the limbs that hold s bits
+    const std::int64_t n = full + (off != 0 ? 1 : 0);
+    std::uint64_t carry = 1;
+    for (std::int64_t i = 0; i < n; ++i) {
+      rest->mag[i] = ~rest->mag[i] + carry;
+      carry = carry != 0 && rest->mag[i] == 0 ? 1 : 0;
+    }
+    if (off != 0) rest->mag[n - 1] &= top_mask;
+  }
+  rest->used = kDyadicLimbs;
+  Trim(rest);
+  rest->negative = a.negative != up;  // L != 0 (inexact) and 2^s - L != 0
+  return true;
+}
+
 // a as hi + lo, hi the nearest double (as ToDoubleDouble in rat.h), for a
 // with FitsDoubleDouble(a): then |hi| <= 2^(MsbOf(a) + 1 + exp) and the
 // remainder a - hi, both aligned to a's exponent, fit.
@@ -210,6 +240,13 @@ inline std::pair<double, double> ToDoubleDouble(const Dyadic& a) {
   if (!FitsDoubleDouble(a)) throw std::logic_error("ToDoubleDouble(Dyadic): no room for hi");
   const Rounded hi = RoundRat(a, kBinary64);
   if (hi.exact) return {hi.value, 0.0};
+  if (!std::isinf(hi.value)) {
+    // RoundRat's last place: inexact means it lies above a's exponent.
+    const std::int64_t e = MsbOf(a) + a.exp;
+    const std::int64_t ulp_exp = (e > kBinary64.emin ? e : kBinary64.emin) - 52;
+    Dyadic rest;
+    if (RoundingRemainder(a, ulp_exp - a.exp, &rest)) return {hi.value, ToDouble(rest)};
+  }
   Dyadic minus_hi;  // -hi, or -+2^1024 past the overflow threshold (rat.h)
   if (std::isinf(hi.value)) {
     minus_hi.mag[0] = 1;

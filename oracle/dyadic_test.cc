@@ -123,6 +123,29 @@ TEST(Dyadic, ProductsSumsAndDoubleWordsAreExact) {
   }
 }
 
+// The remainder taken from the dropped bits (RoundingRemainder) against
+// rat.h's a - hi, over binary64's whole range: subnormal results, ties
+// (RandomDyadic's runs of zeros), values rounded up and down, a hi that
+// overflows to inf, and deep underflow, where 2^s - L may not fit.
+TEST(Dyadic, ToDoubleDoubleIsRatsOverTheWholeRange) {
+  std::mt19937_64 rng(7);
+  int rounded_up = 0, rounded_down = 0;
+  for (int i = 0; i < 60000; ++i) {
+    const int limbs = 1 + static_cast<int>(rng() % 5);
+    const std::int64_t top = -1200 + static_cast<std::int64_t>(rng() % 2230);
+    const Dyadic d = RandomDyadic(rng, limbs, top - 64 * limbs + 1);
+    if (!FitsDoubleDouble(d)) continue;
+    const auto got = ToDoubleDouble(d);
+    const auto want = ToDoubleDouble(ToRat(d));
+    ASSERT_EQ(Bits(got.first), Bits(want.first)) << i;
+    ASSERT_EQ(Bits(got.second), Bits(want.second)) << i;
+    if (got.second != 0 && std::isfinite(got.first))
+      ((got.second < 0) == (got.first > 0) ? rounded_up : rounded_down)++;
+  }
+  EXPECT_GT(rounded_up, 1000);
+  EXPECT_GT(rounded_down, 1000);
+}
+
 TEST(Dyadic, ToDoubleDoubleWithoutRoomSaysSoRatherThanReturningNan) {
   // 2^383 - 2^320 + 1 (times 2^-300) rounds up to 2^84, whose alignment to
   // the value's exponent needs a 385th bit.

@@ -170,12 +170,19 @@ inline bool AddDyadic(const Dyadic& a, const Dyadic& b, Dyadic* out) {
   return true;
 }
 
+// Whether rounding |m| to a multiple of 2^s (s > 0) goes up from its
+// truncation q, bits s and above: the half bit s - 1 is set and either a
+// sticky bit under it is, or the tie goes to the even q + 1.
+inline bool RoundsUp(const Dyadic& a, std::int64_t s, std::uint64_t q) {
+  return BitOf(a, s - 1) && (LsbOf(a) < s - 1 || (q & 1));
+}
+
 // Rounds a once into f: RoundRat's dyadic case (rat.h), on the limbs.
 inline Rounded RoundRat(const Dyadic& a, FloatFormat f) {
   if (a.used == 0) return {0.0, true};
   const std::int64_t e = MsbOf(a) + a.exp;
   if (e > f.emax + 1) return {a.negative ? -HUGE_VAL : HUGE_VAL, false};
-  const std::int64_t ulp_exp = (e > f.emin ? e : f.emin) - (f.precision - 1);
+  const std::int64_t ulp_exp = UlpExponent(e, f);
   const std::int64_t shift = a.exp - ulp_exp;
   bool exact = true;
   std::uint64_t q = 0;
@@ -184,9 +191,8 @@ inline Rounded RoundRat(const Dyadic& a, FloatFormat f) {
   } else {
     const std::int64_t s = -shift;
     q = BitsFrom(a, s);
-    const std::int64_t low = LsbOf(a);
-    exact = low >= s;
-    if (!exact && BitOf(a, s - 1) && (low < s - 1 || (q & 1))) ++q;
+    exact = LsbOf(a) >= s;
+    if (!exact && RoundsUp(a, s, q)) ++q;
   }
   return FinishRounding(q, exact, ulp_exp, a.negative, f);
 }
@@ -206,11 +212,10 @@ inline bool FitsDoubleDouble(const Dyadic& a) {
 // The remainder a - hi of a finite, inexact rounding hi of a to binary64,
 // from the s low bits of |m| that the rounding dropped (s > 0: hi's last
 // place is 2^(exp + s)). Rounded down, |a - hi| is those bits L times 2^exp,
-// with a's sign; rounded up, it is 2^s - L, with the opposite sign. `up`
-// repeats RoundRat's rule. False when 2^s - L would not fit the limbs.
+// with a's sign; rounded up (RoundsUp, RoundRat's rule), it is 2^s - L,
+// with the opposite sign. False when 2^s - L would not fit the limbs.
 inline bool RoundingRemainder(const Dyadic& a, std::int64_t s, Dyadic* rest) {
-  const std::uint64_t q = BitsFrom(a, s);
-  const bool up = BitOf(a, s - 1) && (LsbOf(a) < s - 1 || (q & 1));
+  const bool up = RoundsUp(a, s, BitsFrom(a, s));
   if (up && s > 64 * kDyadicLimbs) return false;
   *rest = Dyadic{};
   rest->exp = a.exp;
@@ -243,7 +248,7 @@ inline std::pair<double, double> ToDoubleDouble(const Dyadic& a) {
   if (!std::isinf(hi.value)) {
     // RoundRat's last place: inexact means it lies above a's exponent.
     const std::int64_t e = MsbOf(a) + a.exp;
-    const std::int64_t ulp_exp = (e > kBinary64.emin ? e : kBinary64.emin) - 52;
+    const std::int64_t ulp_exp = UlpExponent(e, kBinary64);
     Dyadic rest;
     if (RoundingRemainder(a, ulp_exp - a.exp, &rest)) return {hi.value, ToDouble(rest)};
   }

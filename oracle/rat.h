@@ -186,6 +186,12 @@ struct Rounded {
   bool exact;    // the rational was representable
 };
 
+// The exponent of f's last place at a value whose leading bit is 2^e: f's
+// precision below e, or below f's smallest normal exponent (subnormals).
+inline std::int64_t UlpExponent(std::int64_t e, FloatFormat f) {
+  return (e > f.emin ? e : f.emin) - (f.precision - 1);
+}
+
 // n / 2^s for integers n > 0 and s > 0, rounded to the nearest integer, ties
 // to even, from the bits shifted out: the half bit s - 1 and the sticky bits
 // under it. The caller knows the result fits in 64 bits.
@@ -218,7 +224,7 @@ Rounded RoundRat(const Rat<Int>& a, FloatFormat f) {
   const bool negative = a.num.sign() < 0;
   const Int n = abs(a.num);
   const std::int64_t e = FloorLog2(a);
-  const std::int64_t ulp_exp = (e > f.emin ? e : f.emin) - (f.precision - 1);
+  const std::int64_t ulp_exp = UlpExponent(e, f);
   if (e > f.emax + 1) return {negative ? -HUGE_VAL : HUGE_VAL, false};
   // quotient = |a| / 2^ulp_exp rounded to an integer: at most p+1 bits.
   const std::int64_t shift = a.exp - ulp_exp;

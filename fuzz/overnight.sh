@@ -50,10 +50,10 @@ Options:
                   LNV_FUZZ_MAX_D=64, 0 is faster: 1,723 against 1,344.
                   One run each, fuzz/README.md, Speed.) With 1, each input's
                   energy is also scaled by its execution time
-                  (-entropic_scale_per_exec_time=1): 1.2 to 2.9 times the
-                  inputs a second at equal coverage, measured with the
-                  fuzz build; the seed then does not replay a run, a
-                  finding's crash file does.
+                  (-entropic_scale_per_exec_time=1): 1.2 to 3.1 times the
+                  inputs a second at equal coverage, in both builds; the
+                  seed then does not replay a run, a finding's crash
+                  file does.
   --no-build      use the existing build of the preset
   --help          this text
 

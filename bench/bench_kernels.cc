@@ -8,8 +8,8 @@
 //
 //   fast    the best fast kernel this CPU runs (impls/cpu/fast, e.g.
 //           f32/two_pass_tree/cpu-fast-avx512), called through its ABI entry;
-//           for the bf16 forward on a CPU with AVX512_BF16,
-//           bf16/two_pass_tree/cpu-fast-avx512bf16
+//           for bf16 on a CPU with AVX512_BF16,
+//           bf16/two_pass_tree/cpu-fast-avx512bf16 (forward and backward)
 //   fast_hwy  the Highway kernel, where `fast` is the AVX512_BF16 one
 //   onednn  oneDNN layer normalization (primitives created once)
 //   torch   at::native_layer_norm / at::native_layer_norm_backward
@@ -167,8 +167,11 @@ class FastRunner : public Runner {
     const Problem& p = in.p;
     const int k = fast::FastDTypeIndex(p.dtype);
     forward_fn_ = t.layer_norm.forward[k];
-    if (native_bf16) forward_fn_ = &fast::Avx512Bf16LayerNormForward;
     backward_fn_ = t.layer_norm.backward[k];
+    if (native_bf16) {
+      forward_fn_ = &fast::Avx512Bf16LayerNormForward;
+      backward_fn_ = t.layer_norm_bf16_native_backward;
+    }
     y_.assign(in.x.size(), 0);
     dx_.assign(in.x.size(), 0);
     dgamma_.assign(in.gamma.size(), 0);
@@ -230,7 +233,7 @@ class MemcpyRunner : public Runner {
   AlignedVector<unsigned char> src_, dst_;
 };
 
-// Whether `fast` runs the native AVX512_BF16 forward for p.
+// Whether `fast` runs the native AVX512_BF16 entry for p.
 bool NativeBf16(const Problem& p) {
   return p.dtype == DType::kBF16 && fast::HaveAvx512Bf16LayerNorm();
 }
@@ -513,7 +516,7 @@ std::vector<std::int64_t> SweepSizes() {
 }
 
 void Register(const Config& cfg) {
-  const bool native = cfg.forward && cfg.dtype == DType::kBF16 && fast::HaveAvx512Bf16LayerNorm();
+  const bool native = cfg.dtype == DType::kBF16 && fast::HaveAvx512Bf16LayerNorm();
   for (const Impl impl : kImpls) {
     if (impl == Impl::kFastHwy && !native) continue;
     benchmark::RegisterBenchmark((cfg.Name() + "/" + ImplName(impl)).c_str(), BM_Kernel, cfg, impl)
@@ -580,7 +583,7 @@ int main(int argc, char** argv) {
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 2;
   const std::string fast = lnv::fast::AvailableTargets().front().backend +
                            (lnv::fast::HaveAvx512Bf16LayerNorm()
-                                ? " (bf16 forward: cpu-fast-avx512bf16, fast_hwy: Highway's)"
+                                ? " (bf16: cpu-fast-avx512bf16, fast_hwy: Highway's)"
                                 : "");
   std::printf("bench_kernels: fast = %s; %s; %s; elements per problem %lld\n", fast.c_str(),
               OneDnnStatus().c_str(), TorchStatus().c_str(), static_cast<long long>(g_elements));

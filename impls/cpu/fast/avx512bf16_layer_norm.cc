@@ -442,6 +442,7 @@ ImplInfo Avx512Bf16LayerNormImpl() {
   ImplInfo info = FastLayerNormImpl(avx512, DType::kBF16);
   info.name = "bf16/two_pass_tree/cpu-fast-avx512bf16";
   info.forward = &Avx512Bf16LayerNormForward;
+  info.backward = avx512.layer_norm_bf16_native_backward;
   info.source = "impls/cpu/fast/avx512bf16_layer_norm.h";
   return info;
 }

@@ -36,7 +36,13 @@
 //   that row is computed by the Highway AVX-512 bf16 forward
 //   (`bf16/two_pass_tree/cpu-fast-avx512`), which rescales finite rows
 //   (row_scaling.h) and gives NaN rows for non-finite ones.
-// Backward: the Highway AVX-512 bf16 backward, unchanged (fast_layer_norm.h).
+// Backward: the Highway AVX-512 bf16 backward (fast_layer_norm.h), with dx's
+//   whole 64-byte lines (32 values) rounded by vcvtne2ps2bf16 rather than
+//   in integers (simd_row-inl.h, Bf16LineNative; a line with a +-0 result,
+//   which is also what the instruction makes of an fp32 subnormal, is
+//   rounded in integers). Partial lines, dgamma and dbeta round as the
+//   Highway kernel's. Fewer vector operations a line; the gain measured
+//   (bench/README.md) is at d = 768 in L2, none at d = 4096.
 // Threads: OpenMP over rows through driver.h; each row is computed by itself,
 //   so the bits do not depend on the thread count.
 // Claimed bound: as fast_layer_norm.h, tree model with chunk = kStepsPerBlock:
@@ -44,9 +50,11 @@
 // Valid range: every finite input (max_row_sumsq = +inf), through the
 //   fallback above; d < 2^43. Backward: as fast_layer_norm.h.
 // Bits: the same reduction shape and arithmetic as the Highway AVX-512 bf16
-//   forward, so the same y, mean and rstd bits (avx512bf16_layer_norm_test.cc
-//   checks every row length class, subnormal results, the fallback rows and
-//   streamed calls with y at every offset within a line).
+//   kernel, so the same y, mean and rstd bits, and the same dx, dgamma and
+//   dbeta (avx512bf16_layer_norm_test.cc checks every row length class,
+//   subnormal results, the fallback rows and streamed calls with y at every
+//   offset within a line; and the backward's row lengths, row blocks,
+//   subnormal, zero and non-finite dx, and streamed dx).
 #ifndef LNV_IMPLS_CPU_FAST_AVX512BF16_LAYER_NORM_H_
 #define LNV_IMPLS_CPU_FAST_AVX512BF16_LAYER_NORM_H_
 

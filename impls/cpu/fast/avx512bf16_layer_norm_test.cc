@@ -1,8 +1,9 @@
 // The native AVX512_BF16 forward gives the Highway AVX-512 bf16 forward's
 // bits: the same reduction shape and arithmetic, y rounded to nearest even
 // (subnormal results too, which the bare instruction flushes to zero), and
-// the fallback for rows whose statistics overflow or are NaN. Skipped on a
-// CPU without AVX512_BF16.
+// the fallback for rows whose statistics overflow or are NaN. Its backward
+// (dx's lines rounded by the instruction) gives the Highway backward's
+// dx, dgamma and dbeta. Skipped on a CPU without AVX512_BF16.
 #include "impls/cpu/fast/avx512bf16_layer_norm.h"
 
 #include <gtest/gtest.h>
@@ -220,6 +221,177 @@ TEST(Avx512Bf16LayerNorm, GivesTheSameBitsWithStreamingStores) {
         EXPECT_EQ(y[-1 - i], 0xFFFF) << at << ": written before y";
         EXPECT_EQ(y[n + i], 0xFFFF) << at << ": written after y";
       }
+    }
+  }
+}
+
+// ---- Backward: the Highway backward's bits, dx's lines rounded natively ----
+
+struct BackwardResult {
+  std::vector<std::uint16_t> dx, dgamma, dbeta;
+  int rc = -1;
+};
+
+// One backward call; stats: with the saved mean and rstd (the forward's) or
+// without (the kernel computes its own). g: nullptr for gamma = 1.
+BackwardResult Backward(BackwardFn fn, const std::vector<std::uint16_t>& x,
+                        const std::vector<std::uint16_t>& dy, const std::vector<std::uint16_t>* g,
+                        std::int64_t rows, std::int64_t d, bool stats) {
+  const ForwardFn highway_forward =
+      AvailableTargets().front().layer_norm.forward[FastDTypeIndex(DType::kBF16)];
+  const Result fwd = Forward(highway_forward, x, g, nullptr, rows, d);
+  BackwardResult r;
+  r.dx.assign(x.size(), 0xFFFF);
+  r.dgamma.assign(d, 0xFFFF);
+  r.dbeta.assign(d, 0xFFFF);
+  BackwardArgs a{};
+  a.rows = rows;
+  a.d = d;
+  a.x = x.data();
+  a.gamma = g != nullptr ? g->data() : nullptr;
+  a.dy = dy.data();
+  a.mean = stats ? fwd.mean.data() : nullptr;
+  a.rstd = stats ? fwd.rstd.data() : nullptr;
+  a.eps = 1e-5f;
+  a.dx = r.dx.data();
+  a.dgamma = r.dgamma.data();
+  a.dbeta = r.dbeta.data();
+  r.rc = fn(&a);
+  return r;
+}
+
+// The registered entry's backward against the Highway AVX-512 one, with and
+// without gamma and the saved statistics. Returns how many dx are +-0 or
+// subnormal (lines the native rounding hands to the integer form).
+int ExpectHighwayBackwardBits(const std::vector<std::uint16_t>& x,
+                              const std::vector<std::uint16_t>& dy,
+                              const std::vector<std::uint16_t>& g, std::int64_t rows,
+                              std::int64_t d, const std::string& what) {
+  const ImplInfo* entry = FindImpl("bf16/two_pass_tree/cpu-fast-avx512bf16");
+  const BackwardFn highway =
+      AvailableTargets().front().layer_norm.backward[FastDTypeIndex(DType::kBF16)];
+  EXPECT_NE(entry, nullptr);
+  if (entry == nullptr || entry->backward == nullptr) {
+    ADD_FAILURE() << "no backward in the AVX512_BF16 entry";
+    return 0;
+  }
+  EXPECT_NE(entry->backward, highway) << "the entry's backward is the Highway one itself";
+  int tiny = 0;
+  for (int mask = 0; mask < 4; ++mask) {
+    const auto* gp = (mask & 1) != 0 ? &g : nullptr;
+    const bool stats = (mask & 2) != 0;
+    const BackwardResult want = Backward(highway, x, dy, gp, rows, d, stats);
+    const BackwardResult got = Backward(entry->backward, x, dy, gp, rows, d, stats);
+    const std::string at = what + " d=" + std::to_string(d) + " rows=" + std::to_string(rows) +
+                           " gamma=" + std::to_string(mask & 1) + " stats=" + std::to_string(stats);
+    EXPECT_EQ(want.rc, 0) << at;
+    EXPECT_EQ(got.rc, 0) << at;
+    EXPECT_TRUE(got.dx == want.dx) << at << ": dx";
+    EXPECT_TRUE(got.dgamma == want.dgamma) << at << ": dgamma";
+    EXPECT_TRUE(got.dbeta == want.dbeta) << at << ": dbeta";
+    for (const std::uint16_t v : want.dx) tiny += (v & 0x7F80u) == 0;
+  }
+  return tiny;
+}
+
+// Row lengths around the 32-value line (whole lines, a partial vector, a
+// partial line) and row counts from one row to several row blocks of
+// several rows (driver.h: RowBlocks; one-row sibling blocks included).
+TEST(Avx512Bf16LayerNorm, BackwardGivesTheHighwayKernelsBitsOnEveryShape) {
+  if (!HaveAvx512Bf16LayerNorm()) GTEST_SKIP() << "no AVX512_BF16";
+  for (const std::int64_t d : {1, 15, 16, 17, 31, 32, 33, 63, 64, 65, 768, 1000, 4096, 4113}) {
+    for (const std::int64_t rows : {1, 2, 3, 33, 70}) {
+      const auto x = Random(rows * d, 1.f, 2.f, static_cast<std::uint64_t>(d * 131 + rows));
+      const auto dy = Random(rows * d, 0.f, 1.f, static_cast<std::uint64_t>(d * 137 + rows));
+      const auto g = Random(d, 1.f, 0.25f, 13);
+      ExpectHighwayBackwardBits(x, dy, g, rows, d, "normal");
+    }
+  }
+}
+
+// dy ~ 2^-128: every dx is an fp32 subnormal, which vcvtne2ps2bf16 alone
+// flushes to zero; and rows with dy = 0, whose dx are exact zeros.
+TEST(Avx512Bf16LayerNorm, BackwardRoundsSubnormalAndZeroDxAsHighway) {
+  if (!HaveAvx512Bf16LayerNorm()) GTEST_SKIP() << "no AVX512_BF16";
+  const std::int64_t d = 768;
+  const std::int64_t rows = 4;
+  const auto x = Random(rows * d, 0.f, 1.f, 21);
+  auto dy = Random(rows * d, 0.f, 1.f, 22);
+  for (std::int64_t i = 0; i < 2 * d; ++i) {
+    dy[i] = Bf16Bits(std::ldexp(static_cast<float>(i % 7) - 3.f, -128));  // rows 0, 1: subnormal dx
+  }
+  for (std::int64_t i = 2 * d; i < 3 * d; ++i) dy[i] = 0;  // row 2: dx = 0
+  const auto g = Random(d, 1.f, 0.25f, 23);
+  const int tiny = ExpectHighwayBackwardBits(x, dy, g, rows, d, "tiny dx");
+  EXPECT_GT(tiny, 4 * 2 * d);  // not vacuous: two rows' worth of zero or subnormal dx per call
+}
+
+// Non-finite dx: +-inf and NaN in x or dy, and a dy large enough that dx
+// overflows.
+TEST(Avx512Bf16LayerNorm, BackwardGivesTheHighwayBitsOnNonFiniteDx) {
+  if (!HaveAvx512Bf16LayerNorm()) GTEST_SKIP() << "no AVX512_BF16";
+  const std::int64_t d = 768;
+  const std::int64_t rows = 5;
+  auto x = Random(rows * d, 0.f, 1.f, 31);
+  auto dy = Random(rows * d, 0.f, 1.f, 32);
+  x[5] = Bf16Bits(std::numeric_limits<float>::infinity());               // row 0
+  x[d + 9] = 0x7FC0;                                                     // row 1: NaN
+  dy[2 * d + 3] = 0xFF80;                                                // row 2: dy = -inf
+  for (std::int64_t i = 3 * d; i < 4 * d; ++i) dy[i] = Bf16Bits(3e38f);  // row 3: overflow
+  const auto g = Random(d, 1.f, 0.25f, 33);
+  ExpectHighwayBackwardBits(x, dy, g, rows, d, "non-finite dx");
+}
+
+// Streamed dx (forced for small calls) against the Highway backward not
+// streaming, with dx starting anywhere in a cache line.
+TEST(Avx512Bf16LayerNorm, BackwardGivesTheSameBitsWithStreamingStores) {
+  if (!HaveAvx512Bf16LayerNorm()) GTEST_SKIP() << "no AVX512_BF16";
+  struct Restore {
+    ~Restore() { SetStreamingFootprintBytesForTest(-1); }
+  } restore;
+  const ImplInfo* entry = FindImpl("bf16/two_pass_tree/cpu-fast-avx512bf16");
+  ASSERT_NE(entry, nullptr);
+  ASSERT_NE(entry->backward, nullptr);
+  const BackwardFn highway =
+      AvailableTargets().front().layer_norm.backward[FastDTypeIndex(DType::kBF16)];
+  for (const std::int64_t offset : {0, 1, 17, 31}) {
+    for (const std::int64_t d : {768, 1001, 4096}) {
+      const std::int64_t rows = 6;
+      const std::int64_t n = rows * d;
+      const auto x = Random(n, 1.f, 2.f, static_cast<std::uint64_t>(d + offset));
+      const auto dy = Random(n, 0.f, 1.f, static_cast<std::uint64_t>(d + offset + 1));
+      const auto g = Random(d, 1.f, 0.25f, 41);
+      const std::string at = "d=" + std::to_string(d) + " offset=" + std::to_string(offset);
+      SetStreamingFootprintBytesForTest(-1);
+      const BackwardResult want = Backward(highway, x, dy, &g, rows, d, true);
+      ASSERT_EQ(want.rc, 0) << at;
+      struct alignas(64) Line {
+        std::uint16_t e[32];
+      };
+      std::unique_ptr<Line[]> buf(new Line[(n + offset) / 32 + 2]);
+      std::uint16_t* dx = buf[0].e + offset;
+      const Result fwd =
+          Forward(AvailableTargets().front().layer_norm.forward[FastDTypeIndex(DType::kBF16)], x,
+                  &g, nullptr, rows, d);
+      std::vector<std::uint16_t> dgamma(d), dbeta(d);
+      BackwardArgs a{};
+      a.rows = rows;
+      a.d = d;
+      a.x = x.data();
+      a.gamma = g.data();
+      a.dy = dy.data();
+      a.mean = fwd.mean.data();
+      a.rstd = fwd.rstd.data();
+      a.eps = 1e-5f;
+      a.dx = dx;
+      a.dgamma = dgamma.data();
+      a.dbeta = dbeta.data();
+      SetStreamingFootprintBytesForTest(0);
+      ASSERT_EQ(entry->backward(&a), 0) << at;
+      SetStreamingFootprintBytesForTest(-1);
+      EXPECT_TRUE(std::equal(dx, dx + n, want.dx.begin())) << at << ": dx";
+      EXPECT_TRUE(dgamma == want.dgamma) << at << ": dgamma";
+      EXPECT_TRUE(dbeta == want.dbeta) << at << ": dbeta";
     }
   }
 }

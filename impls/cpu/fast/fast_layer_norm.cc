@@ -589,8 +589,9 @@ HWY_NOINLINE BackwardRow<T, kGamma> LayerNormBackwardSums(const T* HWY_RESTRICT 
 // these. kSiblings (kN = 2): the rows are two one-row blocks, siblings in
 // the merge tree, and `dgamma`/`dbeta` are the second's: each row's term is
 // its block's sum (0 + term), and the first's is the second's left[0],
-// added from a register instead of through its arrays.
-template <typename T, bool kGamma, int kN, bool kSiblings = false>
+// added from a register instead of through its arrays. kNativeBf16: dx's
+// whole lines rounded by vcvtne2ps2bf16 (WriteRows; the same bits).
+template <typename T, bool kGamma, int kN, bool kSiblings = false, bool kNativeBf16 = false>
 HWY_NOINLINE void LayerNormBackwardWrite(const BackwardRow<T, kGamma>* rows_in,
                                          const float* HWY_RESTRICT gamma, T* const* dx,
                                          std::int64_t d, const SumsInto& dgamma,
@@ -648,7 +649,7 @@ HWY_NOINLINE void LayerNormBackwardWrite(const BackwardRow<T, kGamma>* rows_in,
     for (int k = 0; k < kN; ++k) out.v[k] = rows[k].Dx(xhat[k], rows[k].G(dyv[k], gammav));
     return out;
   };
-  WriteRows<T, kN>(df, dx, d, stream, dx_at);
+  WriteRows<T, kN, kNativeBf16>(df, dx, d, stream, dx_at);
 }
 
 // A row's BackwardRow: from the saved statistics, or (none saved) the
@@ -668,7 +669,7 @@ HWY_INLINE BackwardRow<T, kGamma> BackwardRowOf(const BackwardArgs& a, std::int6
 
 // The rows of block b of `item`, two per second pass (LayerNormBackwardWrite),
 // prefetching the item's next rows.
-template <typename T, bool kGamma>
+template <typename T, bool kGamma, bool kNativeBf16>
 HWY_INLINE void LayerNormBackwardBlock(const BackwardArgs& a, const Partials& partials,
                                        const WorkItem& item, std::int64_t b, const float* gamma,
                                        bool stream) {
@@ -687,13 +688,13 @@ HWY_INLINE void LayerNormBackwardBlock(const BackwardArgs& a, const Partials& pa
       const BackwardRow<T, kGamma> rows[2] = {BackwardRowOf<T, kGamma>(a, r, gamma),
                                               BackwardRowOf<T, kGamma>(a, r + 1, gamma)};
       T* const out[2] = {dx + r * d, dx + (r + 1) * d};
-      LayerNormBackwardWrite<T, kGamma, 2>(rows, gamma, out, d, dg, db, next_x, next_dy, next_rows,
-                                           stream);
+      LayerNormBackwardWrite<T, kGamma, 2, false, kNativeBf16>(rows, gamma, out, d, dg, db, next_x,
+                                                               next_dy, next_rows, stream);
     } else {
       const BackwardRow<T, kGamma> rows[1] = {BackwardRowOf<T, kGamma>(a, r, gamma)};
       T* const out[1] = {dx + r * d};
-      LayerNormBackwardWrite<T, kGamma, 1>(rows, gamma, out, d, dg, db, next_x, next_dy, next_rows,
-                                           stream);
+      LayerNormBackwardWrite<T, kGamma, 1, false, kNativeBf16>(rows, gamma, out, d, dg, db, next_x,
+                                                               next_dy, next_rows, stream);
     }
     r += n;
   }
@@ -701,7 +702,7 @@ HWY_INLINE void LayerNormBackwardBlock(const BackwardArgs& a, const Partials& pa
 
 // Blocks b and b + 1 of `item` (siblings in the merge tree: b - item.block_begin
 // is even), one row each, in one second pass (kSiblings).
-template <typename T, bool kGamma>
+template <typename T, bool kGamma, bool kNativeBf16>
 HWY_INLINE void LayerNormBackwardSiblings(const BackwardArgs& a, const Partials& partials,
                                           const WorkItem& item, std::int64_t b, const float* gamma,
                                           bool stream) {
@@ -712,7 +713,7 @@ HWY_INLINE void LayerNormBackwardSiblings(const BackwardArgs& a, const Partials&
   const BackwardRow<T, kGamma> rows[2] = {BackwardRowOf<T, kGamma>(a, r, gamma),
                                           BackwardRowOf<T, kGamma>(a, r + 1, gamma)};
   T* const out[2] = {dx + r * d, dx + (r + 1) * d};
-  LayerNormBackwardWrite<T, kGamma, 2, true>(
+  LayerNormBackwardWrite<T, kGamma, 2, true, kNativeBf16>(
       rows, gamma, out, d, partials.DgammaInto(item, b + 1, true, true),
       partials.DbetaInto(item, b + 1, true, true), static_cast<const T*>(a.x) + (r + 2) * d,
       static_cast<const T*>(a.dy) + (r + 2) * d, next_rows, stream);
@@ -727,7 +728,7 @@ inline bool OneRowSiblings(const BackwardArgs& a, const Partials& partials, cons
          first_row(b + 2) - first_row(b) == 2;
 }
 
-template <typename T, bool kGamma>
+template <typename T, bool kGamma, bool kNativeBf16>
 void LayerNormBackwardRowsOf(const BackwardArgs& a, WorkQueue& queue, const Partials& partials,
                              const float* gamma) {
   const std::int64_t row_bytes = a.d * static_cast<std::int64_t>(sizeof(T));
@@ -736,10 +737,10 @@ void LayerNormBackwardRowsOf(const BackwardArgs& a, WorkQueue& queue, const Part
   while (queue.Next(&item)) {
     for (std::int64_t b = item.block_begin; b < item.block_end;) {
       if (OneRowSiblings(a, partials, item, b)) {
-        LayerNormBackwardSiblings<T, kGamma>(a, partials, item, b, gamma, stream);
+        LayerNormBackwardSiblings<T, kGamma, kNativeBf16>(a, partials, item, b, gamma, stream);
         b += 2;
       } else {
-        LayerNormBackwardBlock<T, kGamma>(a, partials, item, b, gamma, stream);
+        LayerNormBackwardBlock<T, kGamma, kNativeBf16>(a, partials, item, b, gamma, stream);
         ++b;
       }
     }
@@ -747,12 +748,14 @@ void LayerNormBackwardRowsOf(const BackwardArgs& a, WorkQueue& queue, const Part
   if (stream) hwy::FlushStream();
 }
 
-template <typename T>
+template <typename T, bool kNativeBf16 = false>
 void LayerNormBackwardRows(const BackwardArgs& a, WorkQueue& queue, const Partials& partials,
                            float* scratch) {
   const float* gamma = ParamsAsF32(DF(), static_cast<const T*>(a.gamma), a.d, scratch);
-  if (gamma != nullptr) return LayerNormBackwardRowsOf<T, true>(a, queue, partials, gamma);
-  return LayerNormBackwardRowsOf<T, false>(a, queue, partials, gamma);
+  if (gamma != nullptr) {
+    return LayerNormBackwardRowsOf<T, true, kNativeBf16>(a, queue, partials, gamma);
+  }
+  return LayerNormBackwardRowsOf<T, false, kNativeBf16>(a, queue, partials, gamma);
 }
 
 template <typename T>
@@ -766,6 +769,17 @@ int LayerNormBackward(const BackwardArgs* args) {
   return RunBackward(args, Norm::kLayerNorm, kParam, &LayerNormBackwardRows<T>, &FinishColumns<T>);
 }
 
+#if HWY_TARGET == HWY_AVX3
+// The bf16 backward with dx's whole lines rounded by vcvtne2ps2bf16
+// (simd_row-inl.h, Bf16LineNative): LayerNormBackward<bfloat16_t>'s bits,
+// for the AVX512_BF16 entry (avx512bf16_layer_norm.h), on a CPU with it.
+int LayerNormBackwardNativeBf16(const BackwardArgs* args) {
+  return RunBackward(args, Norm::kLayerNorm, DType::kBF16,
+                     &LayerNormBackwardRows<hwy::bfloat16_t, true>,
+                     &FinishColumns<hwy::bfloat16_t>);
+}
+#endif
+
 }  // namespace
 
 void FillLayerNorm(TargetKernels* out) {
@@ -776,6 +790,9 @@ void FillLayerNorm(TargetKernels* out) {
   out->layer_norm.backward_rows = {&LayerNormBackwardRows<float>,
                                    &LayerNormBackwardRows<hwy::bfloat16_t>,
                                    &LayerNormBackwardRows<hwy::float16_t>};
+#if HWY_TARGET == HWY_AVX3
+  out->layer_norm_bf16_native_backward = &LayerNormBackwardNativeBf16;
+#endif
 }
 
 }  // namespace HWY_NAMESPACE

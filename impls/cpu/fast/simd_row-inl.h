@@ -17,7 +17,11 @@
 //     the high half; NaNs are quieted, never rounded into infinity), since
 //     Highway has no rounding bf16 demotion and Eigen's vectorized one cannot
 //     be called from Highway's per-target code;
-//   * the scalar target converts with Eigen::bfloat16 / Eigen::half (RNE).
+//   * the scalar target converts with Eigen::bfloat16 / Eigen::half (RNE);
+//   * kNativeBf16 lines (AVX-512 only, for the AVX512_BF16 entry's
+//     backward): vcvtne2ps2bf16, which is RNE except that it flushes fp32
+//     subnormals to zero, so a line with a zero result takes the integer
+//     form (Bf16LineNative).
 // Each path is checked against the oracle's rounding, bit for bit
 // (fast_conversions_test.cc), and so is the paired write's own rounding
 // (PackBf16Pair, both forms, exposed as TargetKernels::bf16_pairs); the
@@ -237,15 +241,34 @@ HWY_INLINE void StoreRange(DF df, T* HWY_RESTRICT out, std::int64_t begin, std::
 }
 
 #if HWY_TARGET == HWY_AVX3
+// lo's and hi's bf16 (lo's lanes first) by the CPU's vcvtne2ps2bf16, into
+// *line; false (and *line unset) when a result is +-0, which the
+// instruction also gives for an fp32 subnormal (RNE may not). Every other
+// result is RNE with NaNs quieted, as Bf16RneInHighHalves'. Inline assembly,
+// not the intrinsic, so that this AVX-512 code needs no AVX512_BF16 target
+// attribute; run it only on a CPU with AVX512_BF16.
+HWY_INLINE bool Bf16LineNative(VF lo, VF hi, hn::Vec<hn::Repartition<std::uint16_t, DF>>* line) {
+  __m512i halves;
+  asm("vcvtne2ps2bf16 %2, %1, %0" : "=v"(halves) : "v"(hi.raw), "v"(lo.raw));
+  if (_mm512_testn_epi16_mask(halves, _mm512_set1_epi16(0x7FFF)) != 0) return false;
+  line->raw = halves;
+  return true;
+}
+
 // Two vectors of results (2 * 16 lanes) rounded into 16-bit T as one
 // 64-byte vector: lo's lanes first. bf16 takes the upper halves of both
 // rounded vectors with one two-table permutation (ConcatOdd) rather than a
-// shift, a pack and a lane permutation per vector.
-template <typename T>
+// shift, a pack and a lane permutation per vector; kNativeBf16 (the CPU has
+// AVX512_BF16) converts with one instruction where it gives RNE.
+template <typename T, bool kNativeBf16 = false>
 HWY_INLINE hn::Vec<hn::Repartition<T, DF>> LineOfHalves(DF df, VF lo, VF hi) {
   const hn::Repartition<T, DF> dline;
   if constexpr (kIsBf16<T>) {
     const hn::Repartition<std::uint16_t, DF> du16;
+    if constexpr (kNativeBf16) {
+      hn::Vec<decltype(du16)> line;
+      if (HWY_LIKELY(Bf16LineNative(lo, hi, &line))) return hn::BitCast(dline, line);
+    }
     return hn::BitCast(dline, hn::ConcatOdd(du16, hn::BitCast(du16, Bf16RneInHighHalves(hi)),
                                             hn::BitCast(du16, Bf16RneInHighHalves(lo))));
   } else {
@@ -256,15 +279,15 @@ HWY_INLINE hn::Vec<hn::Repartition<T, DF>> LineOfHalves(DF df, VF lo, VF hi) {
 }
 
 // LineOfHalves streamed as one whole 64-byte line at p (aligned).
-template <typename T>
+template <typename T, bool kNativeBf16>
 HWY_INLINE void StreamLineOfHalves(DF df, VF lo, VF hi, T* HWY_RESTRICT p) {
-  hn::Stream(LineOfHalves<T>(df, lo, hi), hn::Repartition<T, DF>(), p);
+  hn::Stream(LineOfHalves<T, kNativeBf16>(df, lo, hi), hn::Repartition<T, DF>(), p);
 }
 
 // LineOfHalves stored at p (any alignment).
-template <typename T>
+template <typename T, bool kNativeBf16>
 HWY_INLINE void StoreLineOfHalves(DF df, VF lo, VF hi, T* HWY_RESTRICT p) {
-  hn::StoreU(LineOfHalves<T>(df, lo, hi), hn::Repartition<T, DF>(), p);
+  hn::StoreU(LineOfHalves<T, kNativeBf16>(df, lo, hi), hn::Repartition<T, DF>(), p);
 }
 #endif
 
@@ -280,9 +303,13 @@ HWY_INLINE void StoreLineOfHalves(DF df, VF lo, VF hi, T* HWY_RESTRICT p) {
 // Which stores are used never changes a value.
 // WriteRows: the same for kN rows at once, at(i, n) giving a RowVecs<kN>
 // (row k's vector in v[k]); the rows stream only if they all start at the
-// same offset within a cache line.
-template <typename T, int kN, class At>
+// same offset within a cache line. kNativeBf16: bf16 lines rounded by
+// LineOfHalves' native form (AVX-512 only; the CPU must have AVX512_BF16);
+// the partial vectors at either end keep the integer form.
+template <typename T, int kN, bool kNativeBf16 = false, class At>
 HWY_INLINE void WriteRows(DF df, T* const* out, std::int64_t d, bool stream, const At& at) {
+  static_assert(!kNativeBf16 || (HWY_TARGET == HWY_AVX3 && kIsBf16<T>),
+                "native bf16 lines: AVX-512 bf16 rows only");
   const std::int64_t lanes = static_cast<std::int64_t>(hn::Lanes(df));
   constexpr std::size_t kVectorBytes = sizeof(T) * hn::MaxLanes(DF());
   constexpr bool kWholeLine = kVectorBytes == kCacheLine;
@@ -305,7 +332,8 @@ HWY_INLINE void WriteRows(DF df, T* const* out, std::int64_t d, bool stream, con
         const RowVecs<kN> lo = at(i, lanes);
         const RowVecs<kN> hi = at(i + lanes, lanes);
 #pragma GCC unroll 2
-        for (int k = 0; k < kN; ++k) StoreLineOfHalves(df, lo.v[k], hi.v[k], out[k] + i);
+        for (int k = 0; k < kN; ++k)
+          StoreLineOfHalves<T, kNativeBf16>(df, lo.v[k], hi.v[k], out[k] + i);
       }
       return StoreRanges<T, kN>(df, out, i, d, at);
     }
@@ -329,7 +357,8 @@ HWY_INLINE void WriteRows(DF df, T* const* out, std::int64_t d, bool stream, con
       const RowVecs<kN> lo = at(i, lanes);
       const RowVecs<kN> hi = at(i + lanes, lanes);
 #pragma GCC unroll 2
-      for (int k = 0; k < kN; ++k) StreamLineOfHalves(df, lo.v[k], hi.v[k], out[k] + i);
+      for (int k = 0; k < kN; ++k)
+        StreamLineOfHalves<T, kNativeBf16>(df, lo.v[k], hi.v[k], out[k] + i);
 #endif
     }
   }

@@ -58,6 +58,10 @@ struct TargetKernels {
   std::string backend;         // the registry's backend part: "cpu-fast-avx512", ...
   std::int64_t f32_lanes = 0;  // floats per vector: fixes the reduction shape
   NormKernels layer_norm;
+  // AVX-512 only: the bf16 LayerNorm backward rounding dx's lines with
+  // vcvtne2ps2bf16 (the same bits as layer_norm.backward's); call it only
+  // on a CPU with AVX512_BF16 (avx512bf16_layer_norm.h). nullptr elsewhere.
+  BackwardFn layer_norm_bf16_native_backward = nullptr;
   NormKernels rms_norm;
   ToFloatFn to_float = nullptr;
   FromFloatFn from_float = nullptr;

@@ -581,10 +581,10 @@ int main(int argc, char** argv) {
   }
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 2;
-  const std::string fast = lnv::fast::AvailableTargets().front().backend +
-                           (lnv::fast::HaveAvx512Bf16LayerNorm()
-                                ? " (bf16: cpu-fast-avx512bf16, fast_hwy: Highway's)"
-                                : "");
+  const std::string fast =
+      lnv::fast::AvailableTargets().front().backend +
+      (lnv::fast::HaveAvx512Bf16LayerNorm() ? " (bf16: cpu-fast-avx512bf16, fast_hwy: Highway's)"
+                                            : "");
   std::printf("bench_kernels: fast = %s; %s; %s; elements per problem %lld\n", fast.c_str(),
               OneDnnStatus().c_str(), TorchStatus().c_str(), static_cast<long long>(g_elements));
   benchmark::AddCustomContext("fast", fast);

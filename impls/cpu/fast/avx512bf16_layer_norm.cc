@@ -1,5 +1,6 @@
-// The native AVX512_BF16 LayerNorm forward; the claim is in
-// avx512bf16_layer_norm.h.
+// The native AVX512_BF16 LayerNorm forward and the entry (whose backward is
+// the Highway one with native dx stores, fast_layer_norm.cc); the claim is
+// in avx512bf16_layer_norm.h.
 #include "impls/cpu/fast/avx512bf16_layer_norm.h"
 
 #include <immintrin.h>

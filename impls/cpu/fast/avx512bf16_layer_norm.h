@@ -1,10 +1,12 @@
-// Native AVX512_BF16 LayerNorm forward for bf16 storage: the fast kernel's
-// algorithm with hand-written AVX-512 intrinsics, rounding y with the CPU's
-// bf16 conversion (vcvtne2ps2bf16), one more registry entry beside the
-// Highway ones: `bf16/two_pass_tree/cpu-fast-avx512bf16`, listed only on a
-// CPU with AVX512_BF16 (and Highway's AVX-512 target, which it falls back
-// on). Debian's Highway 1.0.3 has no target with native bf16, so this is a
-// function with __attribute__((target(...))), chosen at run time from cpuid.
+// Native AVX512_BF16 LayerNorm for bf16 storage: the forward is the fast
+// kernel's algorithm with hand-written AVX-512 intrinsics, rounding y with
+// the CPU's bf16 conversion (vcvtne2ps2bf16); the backward is the Highway
+// one storing dx with the same instruction (below). One more registry entry
+// beside the Highway ones: `bf16/two_pass_tree/cpu-fast-avx512bf16`, listed
+// only on a CPU with AVX512_BF16 (and Highway's AVX-512 target, which it
+// falls back on). Debian's Highway 1.0.3 has no target with native bf16, so
+// the forward is a function with __attribute__((target(...))) and the
+// backward's stores inline assembly, chosen at run time from cpuid.
 //
 // Algorithm: two-pass, as fast_layer_norm.h. mean = sum(x) / d; var =
 //   sum((x - mean)^2) / d, both sums in the tree shape of reduction_shape.h

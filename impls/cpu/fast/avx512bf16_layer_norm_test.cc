@@ -16,6 +16,7 @@
 #include <memory>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "impls/cpu/fast/driver.h"
@@ -309,8 +310,10 @@ TEST(Avx512Bf16LayerNorm, BackwardGivesTheHighwayKernelsBitsOnEveryShape) {
   }
 }
 
-// dy ~ 2^-128: every dx is an fp32 subnormal, which vcvtne2ps2bf16 alone
-// flushes to zero; and rows with dy = 0, whose dx are exact zeros.
+// dy ~ 2^-128: nearly every dx of rows 0 and 1 is an fp32 subnormal, which
+// vcvtne2ps2bf16 alone flushes to zero; and a row with dy = 0, whose dx are
+// exact zeros. (fast_conversions_test.cc checks the native line rounding
+// itself, value by value.)
 TEST(Avx512Bf16LayerNorm, BackwardRoundsSubnormalAndZeroDxAsHighway) {
   if (!HaveAvx512Bf16LayerNorm()) GTEST_SKIP() << "no AVX512_BF16";
   const std::int64_t d = 768;
@@ -343,7 +346,10 @@ TEST(Avx512Bf16LayerNorm, BackwardGivesTheHighwayBitsOnNonFiniteDx) {
 }
 
 // Streamed dx (forced for small calls) against the Highway backward not
-// streaming, with dx starting anywhere in a cache line.
+// streaming, with dx starting anywhere in a cache line: 6 rows (one-row
+// sibling blocks, two rows a pass) and 70 (blocks of two and three rows).
+// At d = 1001 the two rows of a pass start at different offsets within a
+// line, so they do not stream: the ordinary stores then.
 TEST(Avx512Bf16LayerNorm, BackwardGivesTheSameBitsWithStreamingStores) {
   if (!HaveAvx512Bf16LayerNorm()) GTEST_SKIP() << "no AVX512_BF16";
   struct Restore {
@@ -355,8 +361,11 @@ TEST(Avx512Bf16LayerNorm, BackwardGivesTheSameBitsWithStreamingStores) {
   const BackwardFn highway =
       AvailableTargets().front().layer_norm.backward[FastDTypeIndex(DType::kBF16)];
   for (const std::int64_t offset : {0, 1, 17, 31}) {
-    for (const std::int64_t d : {768, 1001, 4096}) {
-      const std::int64_t rows = 6;
+    for (const auto& [d, rows] : {std::pair<std::int64_t, std::int64_t>{768, 6},
+                                  {1001, 6},
+                                  {4096, 6},
+                                  {768, 70},
+                                  {4096, 70}}) {
       const std::int64_t n = rows * d;
       const auto x = Random(n, 1.f, 2.f, static_cast<std::uint64_t>(d + offset));
       const auto dy = Random(n, 0.f, 1.f, static_cast<std::uint64_t>(d + offset + 1));

@@ -88,6 +88,27 @@ void FromFloatInPairs(DType to, const float* src, void* dst, std::int64_t n) {
 }
 #endif
 
+#if HWY_TARGET == HWY_AVX3
+// LineOfHalves' native form over a row: each whole line of 32 values as the
+// native bf16 stores round it, the rest as StoreAt does. Returns how many
+// lines the instruction rounded (Bf16LineNative true).
+std::int64_t FromFloatNativeLines(const float* src, std::uint16_t* dst, std::int64_t n) {
+  const DF df;
+  const std::int64_t lanes = static_cast<std::int64_t>(hn::Lanes(df));
+  auto* o = reinterpret_cast<hwy::bfloat16_t*>(dst);
+  std::int64_t i = 0, native = 0;
+  for (; i + 2 * lanes <= n; i += 2 * lanes) {
+    const VF lo = hn::LoadU(df, src + i);
+    const VF hi = hn::LoadU(df, src + i + lanes);
+    hn::Vec<hn::Repartition<std::uint16_t, DF>> line;
+    native += Bf16LineNative(lo, hi, &line) ? 1 : 0;
+    StoreLineOfHalves<hwy::bfloat16_t, true>(df, lo, hi, o + i);
+  }
+  StoreRange(df, o, i, n, [&](std::int64_t k, std::int64_t m) { return LoadAt(df, src, k, m); });
+  return native;
+}
+#endif
+
 }  // namespace
 
 void FillConversion(TargetKernels* out) {
@@ -96,6 +117,9 @@ void FillConversion(TargetKernels* out) {
   out->from_float = &FromFloat;
 #if HWY_TARGET != HWY_SCALAR
   out->bf16_pairs = {&FromFloatInPairs<true>, &FromFloatInPairs<false>};
+#endif
+#if HWY_TARGET == HWY_AVX3
+  out->bf16_native_lines = &FromFloatNativeLines;
 #endif
 }
 

@@ -1,7 +1,8 @@
 // Every storage conversion the fast kernels run, on every SIMD target this
 // CPU supports, against the oracle's round-to-nearest-even (oracle/,
 // RoundToFormat: rounding from the exact value, never via another format),
-// and the paired bf16 write's own rounding (both forms). Negative controls:
+// the paired bf16 write's own rounding (both forms), and on a CPU with
+// AVX512_BF16 the native rounding of whole lines. Negative controls:
 // a truncating bf16 demotion, and the one Highway 1.0.3 itself provides,
 // fail the same check.
 #include <gtest/gtest.h>
@@ -17,6 +18,7 @@
 #include <vector>
 
 #include "harness/formats.h"
+#include "impls/cpu/fast/avx512bf16_layer_norm.h"
 #include "impls/cpu/fast/targets.h"
 
 namespace lnv::fast {
@@ -167,6 +169,45 @@ TEST(FastConversions, EveryTargetsPairedBf16RoundingRoundsToNearestEvenLikeTheOr
     }
   }
   EXPECT_GT(targets_with_pairs, 0);
+}
+
+// The native rounding of whole lines (vcvtne2ps2bf16, which the AVX512_BF16
+// entry's backward stores dx with; simd_row-inl.h, Bf16LineNative): every
+// probe as the oracle rounds it, at two offsets (so each probe shares a
+// line with different neighbours); lines of normal values all rounded by
+// the instruction itself (not vacuous); a line holding the largest fp32
+// subnormal, which the instruction flushes to zero, by the integer form.
+TEST(FastConversions, NativeBf16LinesRoundToNearestEvenLikeTheOracle) {
+  if (!HaveAvx512Bf16LayerNorm()) GTEST_SKIP() << "no AVX512_BF16";
+  const TargetKernels& t = AvailableTargets().front();
+  ASSERT_NE(t.bf16_native_lines, nullptr);
+  const auto demote = [&](const float* src, std::uint16_t* dst, std::int64_t n) {
+    t.bf16_native_lines(src, dst, n);
+  };
+  const std::vector<float> probes = Bf16Probes();
+  for (int shift = 0; shift < 2; ++shift) {
+    std::vector<float> list = probes;
+    if (shift == 1) list.insert(list.begin(), 1.f);
+    std::string first;
+    EXPECT_EQ(RneMismatches(list, DType::kBF16, demote, &first), 0)
+        << "shift " << shift << ": " << first;
+  }
+  std::vector<float> normal;
+  for (const float v : probes) {
+    if (std::isnormal(v)) normal.push_back(v);
+  }
+  normal.resize(normal.size() / 32 * 32);
+  ASSERT_GT(normal.size(), 100000u);
+  std::vector<std::uint16_t> out(normal.size());
+  EXPECT_EQ(
+      t.bf16_native_lines(normal.data(), out.data(), static_cast<std::int64_t>(normal.size())),
+      static_cast<std::int64_t>(normal.size() / 32));
+  std::vector<float> line(32, 1.5f);
+  line[7] = FromBits(0x007FFFFFu);  // RNE: 0x0080, the smallest normal bf16
+  std::uint16_t bits[32];
+  EXPECT_EQ(t.bf16_native_lines(line.data(), bits, 32), 0);
+  EXPECT_EQ(bits[7], 0x0080);
+  EXPECT_EQ(bits[8], 0x3FC0);
 }
 
 TEST(FastConversions, EveryTargetsF16StoreRoundsToNearestEvenLikeTheOracle) {

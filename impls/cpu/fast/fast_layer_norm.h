@@ -23,7 +23,8 @@
 //   against the oracle. The registry lists one entry per target the CPU
 //   supports (`<dtype>/two_pass_tree/cpu-fast-avx512`, `-avx2`, `-scalar`),
 //   so every path the machine can run is judged. Beside them, on a CPU with
-//   AVX512_BF16, the native bf16 forward (avx512bf16_layer_norm.h).
+//   AVX512_BF16, the native bf16 entry (avx512bf16_layer_norm.h), whose
+//   backward is this one with dx's lines rounded by the CPU's instruction.
 // Threads: OpenMP over rows; driver.h says how the work is split.
 // Accumulation: fp32. Loads are exact; y and dx are rounded once (RNE) into
 //   the storage dtype; mean/rstd are the fp32 values the kernel used (for a

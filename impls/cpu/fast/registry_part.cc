@@ -95,7 +95,8 @@ void AppendFastCpuImpls(std::vector<ImplInfo>* impls) {
       impls->push_back(fast::FastRmsNormImpl(target, dtype));
     }
   }
-  // The native bf16 forward, only on a CPU with AVX512_BF16.
+  // The native bf16 LayerNorm (forward, and dx's stores in the backward),
+  // only on a CPU with AVX512_BF16.
   if (fast::HaveAvx512Bf16LayerNorm()) impls->push_back(fast::Avx512Bf16LayerNormImpl());
   for (const DType dtype : fast::kFastDTypes) impls->push_back(fast::EigenLayerNormImpl(dtype));
 }

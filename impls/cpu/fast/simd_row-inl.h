@@ -23,8 +23,9 @@
 //     subnormals to zero, so a line with a zero result takes the integer
 //     form (Bf16LineNative).
 // Each path is checked against the oracle's rounding, bit for bit
-// (fast_conversions_test.cc), and so is the paired write's own rounding
-// (PackBf16Pair, both forms, exposed as TargetKernels::bf16_pairs); the
+// (fast_conversions_test.cc), and so are the paired write's own rounding
+// (PackBf16Pair, both forms, exposed as TargetKernels::bf16_pairs) and the
+// native lines' (TargetKernels::bf16_native_lines); the
 // kernels' rounding of whole lines (LineOfHalves) and their paired writes
 // are checked through their results: every bf16/f16 output equals the fp32
 // kernel's rounded once to nearest even (fast_kernels_test.cc).
@@ -305,7 +306,8 @@ HWY_INLINE void StoreLineOfHalves(DF df, VF lo, VF hi, T* HWY_RESTRICT p) {
 // (row k's vector in v[k]); the rows stream only if they all start at the
 // same offset within a cache line. kNativeBf16: bf16 lines rounded by
 // LineOfHalves' native form (AVX-512 only; the CPU must have AVX512_BF16);
-// the partial vectors at either end keep the integer form.
+// whatever is not a whole line of its pass (StoreRanges: the head before
+// the first streamed line, the tail) keeps the integer form.
 template <typename T, int kN, bool kNativeBf16 = false, class At>
 HWY_INLINE void WriteRows(DF df, T* const* out, std::int64_t d, bool stream, const At& at) {
   static_assert(!kNativeBf16 || (HWY_TARGET == HWY_AVX3 && kIsBf16<T>),

@@ -70,6 +70,12 @@ struct TargetKernels {
   // NaN only). nullptr on the scalar target, which has no pairs. `to` must
   // be kBF16.
   std::array<FromFloatFn, 2> bf16_pairs{};
+  // AVX-512 only: the native bf16 rounding of whole 32-value lines
+  // (simd_row-inl.h, LineOfHalves with kNativeBf16) row-wise, the rest as
+  // from_float; returns how many lines vcvtne2ps2bf16 itself rounded. Call
+  // only on a CPU with AVX512_BF16. nullptr elsewhere.
+  using Bf16NativeLinesFn = std::int64_t (*)(const float* src, std::uint16_t* dst, std::int64_t n);
+  Bf16NativeLinesFn bf16_native_lines = nullptr;
 };
 
 // Every target compiled in that this CPU supports, best first. Never empty

@@ -266,6 +266,57 @@ class Row {
     return R{n, dn_, lo_};
   }
 
+  // For g_i = dy_i gamma_i (finite doubles; gamma_at(i) gives gamma_i):
+  // sum_g = sum g_i and t = sum g_i n_i, exactly. Every g_i is an integer
+  // G_i times 2^e, e the smallest exponent of the products, so sum_g = G 2^e
+  // and t = (d A - S1 G) / dn 2^(e + lo) (RMSNorm: A 2^(e + lo)), with the
+  // integer sums G = sum G_i and A = sum G_i X_i accumulated in place: no
+  // rational, and no allocation once the integers have grown.
+  struct GradSums {
+    R sum_g, t;
+  };
+  template <class GammaAt>
+  GradSums SumsOfG(const double* dy, const GammaAt& gamma_at) const {
+    EnsureExact();
+    using oracle_internal::DoubleParts;
+    using oracle_internal::SplitDouble;
+    std::int64_t e = std::numeric_limits<std::int64_t>::max();
+    for (std::int64_t i = 0; i < d_; ++i) {
+      const double gam = gamma_at(i);
+      if (dy[i] == 0.0 || gam == 0.0) continue;
+      e = std::min(e, SplitDouble(dy[i]).exp + SplitDouble(gam).exp);
+    }
+    GradSums out;
+    if (e == std::numeric_limits<std::int64_t>::max()) return out;  // every g_i = 0
+    Int g(0), a(0), term, prod;
+    for (std::int64_t i = 0; i < d_; ++i) {
+      const double gam = gamma_at(i);
+      if (dy[i] == 0.0 || gam == 0.0) continue;
+      const DoubleParts pd = SplitDouble(dy[i]);
+      const DoubleParts pg = SplitDouble(gam);
+      term = pd.mant;
+      term *= pg.mant;
+      term <<= static_cast<unsigned>(pd.exp + pg.exp - e);
+      prod = term;
+      if (narrow_) {
+        prod *= static_cast<long long>(Xn_[i]);
+      } else {
+        prod *= X_[i];
+      }
+      if (pd.negative != pg.negative) {
+        g -= term;
+        a -= prod;
+      } else {
+        g += term;
+        a += prod;
+      }
+    }
+    if (!g.is_zero()) out.sum_g = R{g, Int(1), e};
+    Int t = layer_ ? Int(Int(static_cast<std::uint64_t>(d_)) * a - S1_ * g) : a;
+    if (!t.is_zero()) out.t = R{t, layer_ ? dn_ : Int(1), e + lo_};
+    return out;
+  }
+
   // Whether r is rational (q the square of a rational); decided on first use,
   // since only the exact path needs it.
   bool r_exact() {
@@ -1160,21 +1211,14 @@ void DxOfRow(Row<B>& row, const OracleProblem& p, std::int64_t row_i, const Orac
   // g_i = dy_i gamma_i; a = mean(g); T = sum g_i n_i; dx_i = r (g_i - a - n_i T/(d q)).
   // The exact a and T/(d q) are computed only if some element needs them.
   bool have_exact = false;
-  std::vector<R> g;
   R a, b_over_q;
   auto ensure_exact = [&] {
     if (have_exact) return;
     have_exact = true;
-    g.resize(p.d);
-    R sum_g, t;
-    for (std::int64_t i = 0; i < p.d; ++i) {
-      g[i] = Mul(oracle_internal::FromDouble<Int>(dy[i]), Param<Int>(p.gamma, i, 1.0));
-      sum_g = Add(sum_g, g[i]);
-      t = Add(t, Mul(g[i], row.N(i)));
-    }
-    a = layer ? R{sum_g.num, Int(sum_g.den * dd), sum_g.exp} : R{};
+    const auto sums = row.SumsOfG(dy, [&](std::int64_t i) { return ParamD(p.gamma, i, 1.0); });
+    a = layer ? R{sums.sum_g.num, Int(sums.sum_g.den * dd), sums.sum_g.exp} : R{};
     if (a.num.is_zero()) a = R{};
-    b_over_q = oracle_internal::Div(R{t.num, Int(t.den * dd), t.exp}, row.q());
+    b_over_q = oracle_internal::Div(R{sums.t.num, Int(sums.t.den * dd), sums.t.exp}, row.q());
   };
   const bool fast = o.fast_path && p.out_format.precision <= 26 && row.PrepareFast();
   FastBackwardRow fb;
@@ -1186,7 +1230,8 @@ void DxOfRow(Row<B>& row, const OracleProblem& p, std::int64_t row_i, const Orac
   }
   const auto exact_dx = [&](std::int64_t i) {
     ensure_exact();
-    const R c = Sub(Sub(g[i], a), Mul(row.N(i), b_over_q));
+    const R g = Mul(oracle_internal::FromDouble<Int>(dy[i]), Param<Int>(p.gamma, i, 1.0));
+    const R c = Sub(Sub(g, a), Mul(row.N(i), b_over_q));
     return EvalAffine<B>(row, R{}, c, p.out_format, o, &res->undecided);
   };
   WideTier wide(scratch, row.x(), p, o, dy, scratch.Gamma(p));

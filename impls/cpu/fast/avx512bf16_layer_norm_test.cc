@@ -234,10 +234,13 @@ struct BackwardResult {
 };
 
 // One backward call; stats: with the saved mean and rstd (the forward's) or
-// without (the kernel computes its own). g: nullptr for gamma = 1.
+// without (the kernel computes its own). g: nullptr for gamma = 1. dx_at:
+// where dx goes (nullptr: the result's dx), with streaming stores forced
+// for this call alone when `stream` says so.
 BackwardResult Backward(BackwardFn fn, const std::vector<std::uint16_t>& x,
                         const std::vector<std::uint16_t>& dy, const std::vector<std::uint16_t>* g,
-                        std::int64_t rows, std::int64_t d, bool stats) {
+                        std::int64_t rows, std::int64_t d, bool stats,
+                        std::uint16_t* dx_at = nullptr, bool stream = false) {
   const ForwardFn highway_forward =
       AvailableTargets().front().layer_norm.forward[FastDTypeIndex(DType::kBF16)];
   const Result fwd = Forward(highway_forward, x, g, nullptr, rows, d);
@@ -254,10 +257,13 @@ BackwardResult Backward(BackwardFn fn, const std::vector<std::uint16_t>& x,
   a.mean = stats ? fwd.mean.data() : nullptr;
   a.rstd = stats ? fwd.rstd.data() : nullptr;
   a.eps = 1e-5f;
-  a.dx = r.dx.data();
+  a.dx = dx_at != nullptr ? dx_at : r.dx.data();
   a.dgamma = r.dgamma.data();
   a.dbeta = r.dbeta.data();
+  if (stream) SetStreamingFootprintBytesForTest(0);
   r.rc = fn(&a);
+  SetStreamingFootprintBytesForTest(-1);
+  if (dx_at != nullptr) r.dx.assign(dx_at, dx_at + rows * d);
   return r;
 }
 
@@ -352,9 +358,6 @@ TEST(Avx512Bf16LayerNorm, BackwardGivesTheHighwayBitsOnNonFiniteDx) {
 // line, so they do not stream: the ordinary stores then.
 TEST(Avx512Bf16LayerNorm, BackwardGivesTheSameBitsWithStreamingStores) {
   if (!HaveAvx512Bf16LayerNorm()) GTEST_SKIP() << "no AVX512_BF16";
-  struct Restore {
-    ~Restore() { SetStreamingFootprintBytesForTest(-1); }
-  } restore;
   const ImplInfo* entry = FindImpl("bf16/two_pass_tree/cpu-fast-avx512bf16");
   ASSERT_NE(entry, nullptr);
   ASSERT_NE(entry->backward, nullptr);
@@ -371,36 +374,18 @@ TEST(Avx512Bf16LayerNorm, BackwardGivesTheSameBitsWithStreamingStores) {
       const auto dy = Random(n, 0.f, 1.f, static_cast<std::uint64_t>(d + offset + 1));
       const auto g = Random(d, 1.f, 0.25f, 41);
       const std::string at = "d=" + std::to_string(d) + " offset=" + std::to_string(offset);
-      SetStreamingFootprintBytesForTest(-1);
       const BackwardResult want = Backward(highway, x, dy, &g, rows, d, true);
       ASSERT_EQ(want.rc, 0) << at;
       struct alignas(64) Line {
         std::uint16_t e[32];
       };
       std::unique_ptr<Line[]> buf(new Line[(n + offset) / 32 + 2]);
-      std::uint16_t* dx = buf[0].e + offset;
-      const Result fwd =
-          Forward(AvailableTargets().front().layer_norm.forward[FastDTypeIndex(DType::kBF16)], x,
-                  &g, nullptr, rows, d);
-      std::vector<std::uint16_t> dgamma(d), dbeta(d);
-      BackwardArgs a{};
-      a.rows = rows;
-      a.d = d;
-      a.x = x.data();
-      a.gamma = g.data();
-      a.dy = dy.data();
-      a.mean = fwd.mean.data();
-      a.rstd = fwd.rstd.data();
-      a.eps = 1e-5f;
-      a.dx = dx;
-      a.dgamma = dgamma.data();
-      a.dbeta = dbeta.data();
-      SetStreamingFootprintBytesForTest(0);
-      ASSERT_EQ(entry->backward(&a), 0) << at;
-      SetStreamingFootprintBytesForTest(-1);
-      EXPECT_TRUE(std::equal(dx, dx + n, want.dx.begin())) << at << ": dx";
-      EXPECT_TRUE(dgamma == want.dgamma) << at << ": dgamma";
-      EXPECT_TRUE(dbeta == want.dbeta) << at << ": dbeta";
+      const BackwardResult got =
+          Backward(entry->backward, x, dy, &g, rows, d, true, buf[0].e + offset, true);
+      ASSERT_EQ(got.rc, 0) << at;
+      EXPECT_TRUE(got.dx == want.dx) << at << ": dx";
+      EXPECT_TRUE(got.dgamma == want.dgamma) << at << ": dgamma";
+      EXPECT_TRUE(got.dbeta == want.dbeta) << at << ": dbeta";
     }
   }
 }

@@ -397,6 +397,8 @@ RowBound ForwardRowBound(const BoundModel& model, const RowInput& row) {
   b.rstd = std::isfinite(b.rstd_rel) ? r * b.rstd_rel + UnderflowUnit(model.stat) +
                                            StoreRounding(model, model.stat, r * (1 + b.rstd_rel))
                                      : kInf;
+  b.theta_x = std::pow(1 + U(model), layer ? 2 : 1) * (1 + b.rstd_rel) - 1;
+  b.gamma2 = Gamma(model, 2);
   return b;
 }
 
@@ -422,14 +424,13 @@ double ForwardElementBound(const BoundModel& model, const RowInput& row, const R
   if (!std::isfinite(rb.rstd_rel) || !std::isfinite(rb.mean_err)) return kInf;
   const double u = U(model);
   const double eta = Eta(model);
-  const int pre = model.norm == Norm::kLayerNorm ? 2 : 1;
-  const double theta_x = std::pow(1 + u, pre) * (1 + rb.rstd_rel) - 1;
+  const double theta_x = rb.theta_x;
   const double r = row.stats.rstd;
   const double ax = std::fabs(e.xhat);
   const double ag = std::fabs(e.gamma);
   const double x_err = ax * theta_x + r * rb.mean_err * (1 + theta_x) + eta;
-  const double acc_err = ag * x_err * (1 + u) * (1 + u) + ag * ax * Gamma(model, 2) +
-                         u * std::fabs(e.beta) + eta * (1 + u);
+  const double acc_err =
+      ag * x_err * (1 + u) * (1 + u) + ag * ax * rb.gamma2 + u * std::fabs(e.beta) + eta * (1 + u);
   return acc_err + StoreRounding(model, model.out, std::fabs(e.y) + acc_err) + kEvalSlack;
 }
 
@@ -469,6 +470,7 @@ BackwardRowBound BackwardRowBoundFor(const BoundModel& model, const RowInput& ro
   bb.a_err = layer ? psi * g1 + sum_uf : 0.0;
   const double d_b = g3 + u * (g2 + g3) + eta * (1 + bb.xhat_rel + bb.xhat_abs);
   bb.b_err = (1 + psi) * d_b + psi * g2 + sum_uf;
+  bb.gamma2 = Gamma(model, 2);
   return bb;
 }
 
@@ -498,9 +500,9 @@ double DxElementBound(const BoundModel& model, const RowInput& row, const Backwa
   const double pi = x_err * in.mean_abs_g_xhat + ax * bb.b_err + x_err * bb.b_err;
   const double eg = u * ag + eta;
   const double z0 = eg + bb.a_err + pi;
-  const double z =
-      z0 + Gamma(model, 2) * (ag + in.mean_abs_g + eg + bb.a_err + ax * in.mean_abs_g_xhat + pi) +
-      eta * (1 + u);
+  const double z = z0 +
+                   bb.gamma2 * (ag + in.mean_abs_g + eg + bb.a_err + ax * in.mean_abs_g_xhat + pi) +
+                   eta * (1 + u);
   const double scale = (1 + bb.rstd_rel) * (1 + u);
   const double acc_err = r * z * scale + std::fabs(e.dx) * (scale - 1) + eta;
   return acc_err + StoreRounding(model, model.out, std::fabs(e.dx) + acc_err) + kEvalSlack;

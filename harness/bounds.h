@@ -127,6 +127,9 @@ struct RowBound {
   // The stored float outputs (what the ABI's mean/rstd hold):
   double mean = 0.0;  // |mean_out - mu|
   double rstd = 0.0;  // |rstd_out - r|
+  // The row's constants of ForwardElementBound (bounds.cc), computed once:
+  double theta_x = 0.0;  // (1+u)^2 (1+rho) - 1; RMSNorm (1+u)(1+rho) - 1
+  double gamma2 = 0.0;   // gamma_2 of the accumulation format
 };
 RowBound ForwardRowBound(const BoundModel& model, const RowInput& row);
 
@@ -154,7 +157,8 @@ struct ElementInput {
   double beta = 0.0;   // 0 when absent
   double y = 0.0;      // exact y_i (hi + lo)
 };
-// Bound on |y_out_i - y_i| (B_i, in its rigorous form; bounds.cc derives it).
+// Bound on |y_out_i - y_i| (B_i, in its rigorous form; bounds.cc derives it);
+// rb is ForwardRowBound(model, row).
 double ForwardElementBound(const BoundModel& model, const RowInput& row, const RowBound& rb,
                            const ElementInput& e);
 
@@ -175,6 +179,7 @@ struct BackwardRowBound {
   double rstd_rel = 0.0;  // rho_b: relative error of the rstd the backward uses
   double a_err = 0.0;     // |a_hat - a|, a = mean(g) (0 for RMSNorm)
   double b_err = 0.0;     // |b_hat - b|, b = mean(g xhat)
+  double gamma2 = 0.0;    // gamma_2 of the accumulation format (DxElementBound's)
 };
 BackwardRowBound BackwardRowBoundFor(const BoundModel& model, const RowInput& row,
                                      const RowBound& fwd, const BackwardRowInput& in);
@@ -188,7 +193,8 @@ struct DxElementInput {
   double dx = 0.0;    // exact dx_i (hi + lo)
 };
 // Bound on |dx_out_i - dx_i|: scaled by r (mean|g| + |g_i| + |xhat_i| mean|g xhat|)
-// (bounds.cc derives it), plus the propagated statistics errors.
+// (bounds.cc derives it), plus the propagated statistics errors; bb is
+// BackwardRowBoundFor(model, row, ...).
 double DxElementBound(const BoundModel& model, const RowInput& row, const BackwardRowInput& in,
                       const BackwardRowBound& bb, const DxElementInput& e);
 

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <cstring>
 #include <limits>
 
@@ -21,9 +22,30 @@ FloatFormat FormatOf(DType t) {
   return kBinary64;
 }
 
-double UnitRoundoff(FloatFormat f) { return std::ldexp(1.0, -f.precision); }
+namespace {
 
-double UnderflowUnit(FloatFormat f) { return std::ldexp(1.0, f.emin - f.precision + 1); }
+// 2^k, exactly as std::ldexp(1.0, k) gives it, from its bits where it is a
+// normal or subnormal double (the judge asks for several per element, and
+// ldexp's general path cost a tenth of ln_check's time).
+double Pow2(int k) {
+  std::uint64_t bits = 0;
+  if (k >= -1022 && k <= 1023) {
+    bits = static_cast<std::uint64_t>(k + 1023) << 52;
+  } else if (k >= -1074 && k < -1022) {
+    bits = std::uint64_t{1} << (k + 1074);
+  } else {
+    return std::ldexp(1.0, k);
+  }
+  double v;
+  std::memcpy(&v, &bits, sizeof v);
+  return v;
+}
+
+}  // namespace
+
+double UnitRoundoff(FloatFormat f) { return Pow2(-f.precision); }
+
+double UnderflowUnit(FloatFormat f) { return Pow2(f.emin - f.precision + 1); }
 
 bool SameBits(double a, double b) {
   if (std::isnan(a) || std::isnan(b)) return std::isnan(a) && std::isnan(b);
@@ -48,7 +70,7 @@ double FormatUlp(double v, FloatFormat f) {
     if (e > f.emax) e = f.emax;
   }
   if (v == 0.0 || e < f.emin) e = f.emin;
-  return std::ldexp(1.0, e - f.precision + 1);
+  return Pow2(e - f.precision + 1);
 }
 
 bool IsRepresentable(double v, FloatFormat f) {

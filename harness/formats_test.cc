@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -28,6 +29,21 @@ TEST(Formats, UlpAgreesWithTheOracles) {
   for (FloatFormat f : {kBinary32, kBinary16, kBfloat16, kBinary64}) {
     for (double v : {0.0, 1.0, -3.75, 1e-30, 1e-300, 6e4, 1e38, std::ldexp(1.0, -140)}) {
       EXPECT_EQ(FormatUlp(v, f), UlpOf(v, f)) << v;
+    }
+  }
+}
+
+// FormatUlp, UnitRoundoff and UnderflowUnit build their powers of two from
+// bits: the same values as ldexp over every binade of a double, the binary64
+// subnormals (ulp 2^-1074) and the clamps at emin and emax included.
+TEST(Formats, UlpIsLdexpOfTheClampedExponentOverEveryBinade) {
+  for (FloatFormat f : {kBinary32, kBinary16, kBfloat16, kBinary64}) {
+    EXPECT_EQ(UnitRoundoff(f), std::ldexp(1.0, -f.precision));
+    EXPECT_EQ(UnderflowUnit(f), std::ldexp(1.0, f.emin - f.precision + 1));
+    for (int e = -1074; e <= 1023; ++e) {
+      const double v = -1.5 * std::ldexp(1.0, e);  // in binade e, below 2^1024
+      const int clamped = std::clamp(std::ilogb(v), f.emin, f.emax);
+      ASSERT_EQ(FormatUlp(v, f), std::ldexp(1.0, clamped - f.precision + 1)) << e;
     }
   }
 }

@@ -40,7 +40,10 @@ int Severity(Verdict v) { return static_cast<int>(v); }
 // Accumulates elements into an OutputResult.
 class OutputAccumulator {
  public:
-  OutputAccumulator(OutputResult* out, bool keep) : out_(out), keep_(keep) {}
+  // keep: every element kept in out->elements, `count` of them expected.
+  OutputAccumulator(OutputResult* out, bool keep, std::int64_t count) : out_(out), keep_(keep) {
+    if (keep_) out_->elements.reserve(static_cast<std::size_t>(count));
+  }
   void Add(const ElementResult& e) {
     OutputResult& o = *out_;
     ++o.count;
@@ -540,7 +543,7 @@ void JudgeForwardOutputs(const Case& c, const Reference& ref, const RowContext& 
   const FloatFormat out_f = FormatOf(c.dtype);
   if (!out.y.empty()) {
     StartOutput(j, Output::kY, out_f);
-    OutputAccumulator acc(&(*j)[Output::kY], opt.keep_elements);
+    OutputAccumulator acc(&(*j)[Output::kY], opt.keep_elements, rows * d);
     for (std::int64_t r = 0; r < rows; ++r) {
       for (std::int64_t i = 0; i < d; ++i) {
         const std::int64_t idx = r * d + i;
@@ -562,7 +565,7 @@ void JudgeForwardOutputs(const Case& c, const Reference& ref, const RowContext& 
   const auto stat = [&](Output o, const std::vector<double>& k,
                         const std::vector<ExactValue>& exact, double RowBound::*bound) {
     StartOutput(j, o, kBinary32);
-    OutputAccumulator acc(&(*j)[o], opt.keep_elements);
+    OutputAccumulator acc(&(*j)[o], opt.keep_elements, rows);
     for (std::int64_t r = 0; r < rows; ++r) {
       acc.Add(WithTypical(
           JudgeElement(r, k[r], exact[r], x.rb[r].*bound, kBinary32, x.in_range[r], x.undefined[r]),
@@ -619,7 +622,7 @@ void JudgeDx(const Case& c, const Reference& ref, const RowContext& x, const Bac
   const std::int64_t d = c.d;
   const FloatFormat out_f = FormatOf(c.dtype);
   StartOutput(j, Output::kDx, out_f);
-  OutputAccumulator acc(&(*j)[Output::kDx], opt.keep_elements);
+  OutputAccumulator acc(&(*j)[Output::kDx], opt.keep_elements, c.rows * d);
   for (std::int64_t r = 0; r < c.rows; ++r) {
     for (std::int64_t i = 0; i < d; ++i) {
       const std::int64_t idx = r * d + i;
@@ -689,7 +692,7 @@ void JudgeParamGradients(const ImplInfo& impl, const Case& c, const Reference& r
   const bool all_in_range = j->rows_out_of_range == 0;
   if (!out.dgamma.empty()) {
     StartOutput(j, Output::kDgamma, param_f);
-    OutputAccumulator acc(&(*j)[Output::kDgamma], opt.keep_elements);
+    OutputAccumulator acc(&(*j)[Output::kDgamma], opt.keep_elements, c.d);
     for (std::int64_t i = 0; i < c.d; ++i) {
       const bool in = all_in_range && !(br.col_weight[i] > impl.max_backward_weight);
       acc.Add(WithTypical(JudgeElement(i, out.dgamma[i], ref.backward->dgamma[i],
@@ -699,7 +702,7 @@ void JudgeParamGradients(const ImplInfo& impl, const Case& c, const Reference& r
   }
   if (c.norm == Norm::kLayerNorm && !out.dbeta.empty()) {
     StartOutput(j, Output::kDbeta, param_f);
-    OutputAccumulator acc(&(*j)[Output::kDbeta], opt.keep_elements);
+    OutputAccumulator acc(&(*j)[Output::kDbeta], opt.keep_elements, c.d);
     for (std::int64_t i = 0; i < c.d; ++i) {
       // dbeta = sum dy involves neither x nor the statistics: a row outside
       // the claimed range does not take its column out (only the weight does).

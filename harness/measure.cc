@@ -84,13 +84,48 @@ void AddPoints(const ImplInfo& impl, const Case& c, const Reference& ref, const 
 
 }  // namespace
 
+namespace {
+
+// The bin of a positive finite ulps value.
+int BinOf(double ulps) {
+  return static_cast<int>(std::floor(std::log2(ulps) * UlpHistogram::kBinsPerOctave));
+}
+
+}  // namespace
+
 void UlpHistogram::Add(double ulps) {
   if (ulps == 0.0) {
     ++zeros;
   } else if (!std::isfinite(ulps)) {
     ++nonfinite;
   } else {
-    ++bins[static_cast<int>(std::floor(std::log2(ulps) * kBinsPerOctave))];
+    ++bins[BinOf(ulps)];
+  }
+}
+
+void UlpHistogram::AddAll(const std::vector<double>& ulps) {
+  // Counted in a flat array over the bins seen, then merged: one map update
+  // a bin instead of one an element (they cost more than the logarithms).
+  std::vector<int> seen;
+  seen.reserve(ulps.size());
+  int lo = 0, hi = 0;
+  for (double u : ulps) {
+    if (u == 0.0) {
+      ++zeros;
+    } else if (!std::isfinite(u)) {
+      ++nonfinite;
+    } else {
+      const int b = BinOf(u);
+      lo = seen.empty() ? b : std::min(lo, b);
+      hi = seen.empty() ? b : std::max(hi, b);
+      seen.push_back(b);
+    }
+  }
+  if (seen.empty()) return;
+  std::vector<std::int64_t> counts(static_cast<std::size_t>(hi - lo) + 1, 0);
+  for (int b : seen) ++counts[static_cast<std::size_t>(b - lo)];
+  for (std::size_t i = 0; i < counts.size(); ++i) {
+    if (counts[i] > 0) bins[lo + static_cast<int>(i)] += counts[i];
   }
 }
 
@@ -163,6 +198,8 @@ CaseMeasure Measure(const ImplInfo& impl, const Case& c, const Reference& ref, c
     m.out_of_range = o.out_of_range;
     m.undecided = o.undecided;
     m.beyond_typical = o.beyond_typical;
+    std::vector<double> ulps;
+    ulps.reserve(o.elements.size());
     for (const ElementResult& e : o.elements) {
       if (!ElementCounts(e)) continue;
       // The worst judged element: a failure first, then the largest bound use
@@ -171,8 +208,9 @@ CaseMeasure Measure(const ImplInfo& impl, const Case& c, const Reference& ref, c
         m.worst = e;
         m.worst_row = IsRowOutput(o.output) ? RowOfIndex(o.output, e.index, c.d) : -1;
       }
-      if (!NonFiniteAgreement(e)) m.hist.Add(e.ulps);
+      if (!NonFiniteAgreement(e)) ulps.push_back(e.ulps);
     }
+    m.hist.AddAll(ulps);
     if (with_points && (o.output == Output::kY || o.output == Output::kDx)) {
       AddPoints(impl, c, ref, o, item, &m);
     }

@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <limits>
+#include <vector>
 
 #include "harness/families.h"
 #include "harness/sweep_test_support.h"
@@ -52,6 +53,25 @@ TEST(UlpHistogram, NonFiniteErrorsAreCountedApartAndRankLast) {
   m.Merge(h);
   m.Merge(h);
   EXPECT_EQ(m.total(), 4);
+}
+
+// AddAll is Add of each value: the same zeros, non-finite count and bins,
+// over values spread across thousands of bins, both signs of log2, with
+// repeats, and added to a histogram that already has bins.
+TEST(UlpHistogram, AddAllCountsAsAddOfEach) {
+  std::vector<double> ulps = {0.0, std::numeric_limits<double>::infinity(),  0.5,       0.5,
+                              3.0, std::numeric_limits<double>::quiet_NaN(), 0x1p-1000, 0x1p+900};
+  for (int i = 0; i < 2000; ++i) ulps.push_back(std::ldexp(1.0 + (i % 7) / 8.0, i % 97 - 48));
+  UlpHistogram each, all;
+  each.Add(7.0);
+  all.Add(7.0);
+  for (double u : ulps) each.Add(u);
+  all.AddAll(ulps);
+  all.AddAll({});
+  EXPECT_EQ(all.zeros, each.zeros);
+  EXPECT_EQ(all.nonfinite, each.nonfinite);
+  EXPECT_EQ(all.bins, each.bins);
+  EXPECT_GT(all.bins.size(), 100u);
 }
 
 TEST(RowKappa, IsOneForAZeroMeanRowAndGrowsWithTheMean) {

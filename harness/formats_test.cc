@@ -41,7 +41,7 @@ TEST(Formats, UlpIsLdexpOfTheClampedExponentOverEveryBinade) {
     EXPECT_EQ(UnitRoundoff(f), std::ldexp(1.0, -f.precision));
     EXPECT_EQ(UnderflowUnit(f), std::ldexp(1.0, f.emin - f.precision + 1));
     for (int e = -1074; e <= 1023; ++e) {
-      const double v = -1.5 * std::ldexp(1.0, e);  // in binade e, below 2^1024
+      const double v = -1.5 * std::ldexp(1.0, e);  // below 2^1024; its binade is ilogb(v)
       const int clamped = std::clamp(std::ilogb(v), f.emin, f.emax);
       ASSERT_EQ(FormatUlp(v, f), std::ldexp(1.0, clamped - f.precision + 1)) << e;
     }

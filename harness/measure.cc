@@ -82,10 +82,6 @@ void AddPoints(const ImplInfo& impl, const Case& c, const Reference& ref, const 
   }
 }
 
-}  // namespace
-
-namespace {
-
 // The bin of a positive finite ulps value.
 int BinOf(double ulps) {
   return static_cast<int>(std::floor(std::log2(ulps) * UlpHistogram::kBinsPerOctave));
@@ -93,15 +89,7 @@ int BinOf(double ulps) {
 
 }  // namespace
 
-void UlpHistogram::Add(double ulps) {
-  if (ulps == 0.0) {
-    ++zeros;
-  } else if (!std::isfinite(ulps)) {
-    ++nonfinite;
-  } else {
-    ++bins[BinOf(ulps)];
-  }
-}
+void UlpHistogram::Add(double ulps) { AddAll({ulps}); }
 
 void UlpHistogram::AddAll(const std::vector<double>& ulps) {
   // Counted in a flat array over the bins seen, then merged: one map update

@@ -27,7 +27,7 @@ class UlpHistogram {
  public:
   static constexpr int kBinsPerOctave = 8;
   void Add(double ulps);
-  void AddAll(const std::vector<double>& ulps);  // Add of each, in one pass
+  void AddAll(const std::vector<double>& ulps);  // Add of each, in one pass over the bins
   void Merge(const UlpHistogram& other);
   std::int64_t total() const;  // every counted element, zeros and non-finite included
   // The smallest bin upper edge at or above a fraction q of the finite

@@ -360,42 +360,79 @@ TEST(FastKernels, ADifferentRowBlockCountChangesDgammaSoTheCheckAboveCanFail) {
 // one-row blocks in registers and finish with a vectorized merge
 // (partials.h); RunBackwardWithBlocks without a finisher hands out single
 // blocks and merges them with MergeColumnsReference, the tree's definition.
-// Both must give the same bits for every row count around the block
-// count (one-row blocks, pairs, blocks of two rows and more), both norms,
-// every target and dtype, on 1 and 2 threads (d = 1601: 21 rows and more
-// run in parallel).
-TEST(FastKernels, ThePiecewiseMergeGivesTheReferenceTreesBits) {
+// Both must give the same bits on 1, 2 and 3 threads (d = 1601: 21 rows and
+// more run in parallel), NaN bits included.
+void ExpectPiecewiseMergeGivesTheReferenceTreesBits(const TargetKernels& t, const ImplInfo& impl,
+                                                    const Case& c) {
+  const bool layer = impl.norm == Norm::kLayerNorm;
+  const NormKernels& k = layer ? t.layer_norm : t.rms_norm;
+  const DType dtype = impl.x_dtype;
   const int saved_threads = MaxThreads();
+  for (const int threads : {1, 2, 3}) {
+    SetThreads(threads);
+    const Outputs o = RunKernel(impl, c);
+    Typed x(dtype, c.x), gamma(dtype, c.gamma), dy(dtype, c.dy);
+    Typed dx = Typed::Zeros(dtype, c.rows * c.d);
+    Typed dgamma = Typed::Zeros(dtype, c.d), dbeta = Typed::Zeros(dtype, c.d);
+    BackwardArgs b =
+        SavedStatsBackwardArgs(c, x, gamma, dy, o, layer, &dx, &dgamma, layer ? &dbeta : nullptr);
+    ASSERT_EQ(RunBackwardWithBlocks(&b, impl.norm, dtype, k.backward_rows[FastDTypeIndex(dtype)],
+                                    RowBlocks(c.rows)),
+              0);
+    const std::string what =
+        impl.name + " rows " + std::to_string(c.rows) + " threads " + std::to_string(threads);
+    EXPECT_TRUE(dx.Payload() == o.dx.Payload()) << what;
+    EXPECT_TRUE(dgamma.Payload() == o.dgamma.Payload()) << what;
+    if (layer) EXPECT_TRUE(dbeta.Payload() == o.dbeta.Payload()) << what;
+  }
+  SetThreads(saved_threads);
+}
+
+// For every row count around the block count (one-row blocks, pairs,
+// blocks of two rows and more), both norms, every target and dtype.
+TEST(FastKernels, ThePiecewiseMergeGivesTheReferenceTreesBits) {
   for (const TargetKernels& t : AvailableTargets()) {
     for (const DType dtype : kFastDTypes) {
       for (const bool layer : {true, false}) {
         const ImplInfo impl = layer ? FastLayerNormImpl(t, dtype) : FastRmsNormImpl(t, dtype);
-        const NormKernels& k = layer ? t.layer_norm : t.rms_norm;
         for (const std::int64_t rows : {1, 2, 3, 5, 21, 32, 33, 42, 65, 113}) {
-          const Case c = FamilyCase("standard_normal", impl.norm, dtype, 1601, rows);
-          for (const int threads : {1, 2}) {
-            SetThreads(threads);
-            const Outputs o = RunKernel(impl, c);
-            Typed x(dtype, c.x), gamma(dtype, c.gamma), dy(dtype, c.dy);
-            Typed dx = Typed::Zeros(dtype, c.rows * c.d);
-            Typed dgamma = Typed::Zeros(dtype, c.d), dbeta = Typed::Zeros(dtype, c.d);
-            BackwardArgs b = SavedStatsBackwardArgs(c, x, gamma, dy, o, layer, &dx, &dgamma,
-                                                    layer ? &dbeta : nullptr);
-            ASSERT_EQ(
-                RunBackwardWithBlocks(&b, impl.norm, dtype, k.backward_rows[FastDTypeIndex(dtype)],
-                                      RowBlocks(rows)),
-                0);
-            const std::string what =
-                impl.name + " rows " + std::to_string(rows) + " threads " + std::to_string(threads);
-            EXPECT_TRUE(dx.Payload() == o.dx.Payload()) << what;
-            EXPECT_TRUE(dgamma.Payload() == o.dgamma.Payload()) << what;
-            if (layer) EXPECT_TRUE(dbeta.Payload() == o.dbeta.Payload()) << what;
-          }
+          ExpectPiecewiseMergeGivesTheReferenceTreesBits(
+              t, impl, FamilyCase("standard_normal", impl.norm, dtype, 1601, rows));
         }
       }
     }
   }
-  SetThreads(saved_threads);
+}
+
+// Columns whose partial sums are NaNs of a different payload in every row
+// block (dy: a NaN with row r's payload in column 5), or infinities of
+// either sign (column 6: +inf in even rows, -inf in odd ones, whose sum is
+// the default NaN): which NaN a column keeps is decided by the merge
+// tree's additions alone (merge_partials-inl.h, TreeAdd), so it too is the
+// reference tree's on every thread count. The payloads reach dgamma in the
+// fp32 entries (not through bf16 and fp16 storage): a TreeAdd that keeps
+// the right operand's NaN fails those.
+TEST(FastKernels, ThePiecewiseMergeKeepsTheReferenceTreesNaNs) {
+  for (const TargetKernels& t : AvailableTargets()) {
+    for (const DType dtype : kFastDTypes) {
+      for (const bool layer : {true, false}) {
+        const ImplInfo impl = layer ? FastLayerNormImpl(t, dtype) : FastRmsNormImpl(t, dtype);
+        for (const std::int64_t rows : {2, 21, 33, 65, 113}) {
+          Case c = FamilyCase("standard_normal", impl.norm, dtype, 1601, rows);
+          for (std::int64_t r = 0; r < rows; ++r) {
+            // A quiet NaN with payload r % 63 + 1 in float bits 16-21.
+            const auto bits = static_cast<std::uint32_t>(0x7FC00000u | (r % 63 + 1) << 16);
+            float nan;
+            std::memcpy(&nan, &bits, sizeof(nan));
+            c.dy[static_cast<std::size_t>(r * c.d + 5)] = nan;
+            c.dy[static_cast<std::size_t>(r * c.d + 6)] =
+                (r % 2 == 0 ? 1 : -1) * std::numeric_limits<double>::infinity();
+          }
+          ExpectPiecewiseMergeGivesTheReferenceTreesBits(t, impl, c);
+        }
+      }
+    }
+  }
 }
 
 // y and dx of a row, and its statistics, are those it gets alone, wherever

@@ -229,6 +229,28 @@ TEST(FastKernels, MeetTheirBoundOnEveryRowLengthAroundTheVectorAndBlockSizes) {
   }
 }
 
+// dgamma and dbeta judged where the backward's row blocks hold five rows and
+// more (driver.h, kMaxRowBlocks): a block's passes then start it, continue
+// it and end it, each a loop of its own (fast_layer_norm.cc, PassSums). The
+// tests above have three rows, one-row blocks only.
+TEST(FastKernels, MeetTheirBoundWhenRowBlocksHoldManyRows) {
+  const std::vector<ImplInfo> impls = FastImpls();
+  const std::int64_t rows = 5 * kMaxRowBlocks + 7;  // blocks of 5 and 6 rows
+  for (const std::int64_t d : {33, 129}) {
+    for (const Norm norm : {Norm::kLayerNorm, Norm::kRmsNorm}) {
+      for (const DType dtype : kFastDTypes) {
+        const Case c = FamilyCase("standard_normal", norm, dtype, d, rows);
+        const Reference ref = ComputeReference(c);
+        for (const ImplInfo& impl : impls) {
+          if (impl.norm != norm || impl.x_dtype != dtype) continue;
+          const Judgement j = JudgeWithReference(impl, c, ref);
+          EXPECT_EQ(j.verdict, Verdict::kPass) << impl.name << " d=" << d << ": " << Summarize(j);
+        }
+      }
+    }
+  }
+}
+
 // Rows far beyond fp32's naive range: sum((x - mean)^2) overflows, and in
 // the last rows sigma > 2^126, so rstd itself is subnormal. Values in
 // `format` (fp32, or bf16, which has fp32's exponent range).

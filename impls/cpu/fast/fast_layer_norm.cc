@@ -578,6 +578,23 @@ HWY_NOINLINE BackwardRow<T, kGamma> LayerNormBackwardSums(const T* HWY_RESTRICT 
   return row;
 }
 
+// The shape of a second pass's SumsInto pair, where a compiled loop knows
+// it: kFirst, both sums wanted, each starting from zeros (the pass holds its
+// block's first rows), no carries; kMiddle, both wanted, each adding to its
+// block's array (not the first rows), no carries; kAny, anything else (read
+// from the fields as the loop goes). Most passes of blocks of five or more
+// rows are kFirst or kMiddle.
+enum class PassSums { kAny, kFirst, kMiddle };
+
+inline PassSums PassSumsOf(const SumsInto& dg, const SumsInto& db) {
+  if (dg.out == nullptr || db.out == nullptr || dg.lefts != 0 || db.lefts != 0) {
+    return PassSums::kAny;
+  }
+  if (dg.in == nullptr && db.in == nullptr) return PassSums::kFirst;
+  if (dg.in != nullptr && db.in != nullptr) return PassSums::kMiddle;
+  return PassSums::kAny;
+}
+
 // The second pass of kN rows (1 or 2) of one row block, in one loop: each
 // row's dx, and its dy * xhat and dy summed into the block's partial sums
 // as `dgamma` and `dbeta` say (partials.h, SumsInto: row by row in row
@@ -591,7 +608,11 @@ HWY_NOINLINE BackwardRow<T, kGamma> LayerNormBackwardSums(const T* HWY_RESTRICT 
 // its block's sum (0 + term), and the first's is the second's left[0],
 // added from a register instead of through its arrays. kNativeBf16: dx's
 // whole lines rounded by vcvtne2ps2bf16 (WriteRows; the same bits).
-template <typename T, bool kGamma, int kN, bool kSiblings = false, bool kNativeBf16 = false>
+// kSums (kAny with kSiblings): the shape of `dgamma` and `dbeta` when
+// PassSumsOf knows it, so that the loop neither tests `in` nor loops over
+// `left`.
+template <typename T, bool kGamma, int kN, bool kSiblings = false, bool kNativeBf16 = false,
+          PassSums kSums = PassSums::kAny>
 HWY_NOINLINE void LayerNormBackwardWrite(const BackwardRow<T, kGamma>* rows_in,
                                          const float* HWY_RESTRICT gamma, T* const* dx,
                                          std::int64_t d, const SumsInto& dgamma,
@@ -630,6 +651,17 @@ HWY_NOINLINE void LayerNormBackwardWrite(const BackwardRow<T, kGamma>* rows_in,
       if (db.out != nullptr) {
         SumsFinish(df, db, TreeAdd(hn::Add(zero, dyv[0]), hn::Add(zero, dyv[1])), i, m, 1);
       }
+    } else if constexpr (kSums != PassSums::kAny) {
+      // SumsStart and SumsFinish with in and lefts known: the same operations.
+      constexpr bool kIn = kSums == PassSums::kMiddle;
+      VF p = kIn ? LoadAt(df, dg.in, i, m) : hn::Zero(df);
+#pragma GCC unroll 2
+      for (int k = 0; k < kN; ++k) p = hn::MulAdd(dyv[k], xhat[k], p);
+      StoreAt(df, p, dg.out, i, m);
+      VF q = kIn ? LoadAt(df, db.in, i, m) : hn::Zero(df);
+#pragma GCC unroll 2
+      for (int k = 0; k < kN; ++k) q = hn::Add(q, dyv[k]);
+      StoreAt(df, q, db.out, i, m);
     } else {
       if (dg.out != nullptr) {
         VF p = SumsStart(df, dg, i, m);
@@ -650,6 +682,28 @@ HWY_NOINLINE void LayerNormBackwardWrite(const BackwardRow<T, kGamma>* rows_in,
     return out;
   };
   WriteRows<T, kN, kNativeBf16>(df, dx, d, stream, dx_at);
+}
+
+// LayerNormBackwardWrite compiled for the shape of dgamma and dbeta.
+template <typename T, bool kGamma, int kN, bool kNativeBf16>
+HWY_INLINE void LayerNormBackwardPass(const BackwardRow<T, kGamma>* rows, const float* gamma,
+                                      T* const* dx, std::int64_t d, const SumsInto& dg,
+                                      const SumsInto& db, const T* next_x, const T* next_dy,
+                                      int next_rows, bool stream) {
+  switch (PassSumsOf(dg, db)) {
+    case PassSums::kFirst:
+      LayerNormBackwardWrite<T, kGamma, kN, false, kNativeBf16, PassSums::kFirst>(
+          rows, gamma, dx, d, dg, db, next_x, next_dy, next_rows, stream);
+      return;
+    case PassSums::kMiddle:
+      LayerNormBackwardWrite<T, kGamma, kN, false, kNativeBf16, PassSums::kMiddle>(
+          rows, gamma, dx, d, dg, db, next_x, next_dy, next_rows, stream);
+      return;
+    case PassSums::kAny:
+      LayerNormBackwardWrite<T, kGamma, kN, false, kNativeBf16>(rows, gamma, dx, d, dg, db, next_x,
+                                                                next_dy, next_rows, stream);
+      return;
+  }
 }
 
 // A row's BackwardRow: from the saved statistics, or (none saved) the
@@ -688,13 +742,13 @@ HWY_INLINE void LayerNormBackwardBlock(const BackwardArgs& a, const Partials& pa
       const BackwardRow<T, kGamma> rows[2] = {BackwardRowOf<T, kGamma>(a, r, gamma),
                                               BackwardRowOf<T, kGamma>(a, r + 1, gamma)};
       T* const out[2] = {dx + r * d, dx + (r + 1) * d};
-      LayerNormBackwardWrite<T, kGamma, 2, false, kNativeBf16>(rows, gamma, out, d, dg, db, next_x,
-                                                               next_dy, next_rows, stream);
+      LayerNormBackwardPass<T, kGamma, 2, kNativeBf16>(rows, gamma, out, d, dg, db, next_x, next_dy,
+                                                       next_rows, stream);
     } else {
       const BackwardRow<T, kGamma> rows[1] = {BackwardRowOf<T, kGamma>(a, r, gamma)};
       T* const out[1] = {dx + r * d};
-      LayerNormBackwardWrite<T, kGamma, 1, false, kNativeBf16>(rows, gamma, out, d, dg, db, next_x,
-                                                               next_dy, next_rows, stream);
+      LayerNormBackwardPass<T, kGamma, 1, kNativeBf16>(rows, gamma, out, d, dg, db, next_x, next_dy,
+                                                       next_rows, stream);
     }
     r += n;
   }

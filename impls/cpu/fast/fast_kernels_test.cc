@@ -232,7 +232,7 @@ TEST(FastKernels, MeetTheirBoundOnEveryRowLengthAroundTheVectorAndBlockSizes) {
 // dgamma and dbeta judged where the backward's row blocks hold five rows and
 // more (driver.h, kMaxRowBlocks): a block's passes then start it, continue
 // it and end it, each a loop of its own (fast_layer_norm.cc, PassSums). The
-// tests above have three rows, one-row blocks only.
+// bound test above has three rows, one-row blocks only.
 TEST(FastKernels, MeetTheirBoundWhenRowBlocksHoldManyRows) {
   const std::vector<ImplInfo> impls = FastImpls();
   const std::int64_t rows = 5 * kMaxRowBlocks + 7;  // blocks of 5 and 6 rows

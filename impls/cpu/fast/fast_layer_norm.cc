@@ -595,6 +595,27 @@ inline PassSums PassSumsOf(const SumsInto& dg, const SumsInto& db) {
   return PassSums::kAny;
 }
 
+// SumsStart and SumsFinish for a pass of shape kSums: the same operations,
+// with `in` and `lefts` known when kSums is not kAny.
+template <PassSums kSums>
+HWY_INLINE VF PassStart(DF df, const SumsInto& s, std::int64_t i, std::int64_t n) {
+  if constexpr (kSums == PassSums::kAny) {
+    return SumsStart(df, s, i, n);
+  } else if constexpr (kSums == PassSums::kMiddle) {
+    return LoadAt(df, s.in, i, n);
+  } else {
+    return hn::Zero(df);
+  }
+}
+template <PassSums kSums>
+HWY_INLINE void PassFinish(DF df, const SumsInto& s, VF p, std::int64_t i, std::int64_t n) {
+  if constexpr (kSums == PassSums::kAny) {
+    SumsFinish(df, s, p, i, n);
+  } else {
+    StoreAt(df, p, s.out, i, n);
+  }
+}
+
 // The second pass of kN rows (1 or 2) of one row block, in one loop: each
 // row's dx, and its dy * xhat and dy summed into the block's partial sums
 // as `dgamma` and `dbeta` say (partials.h, SumsInto: row by row in row
@@ -651,29 +672,20 @@ HWY_NOINLINE void LayerNormBackwardWrite(const BackwardRow<T, kGamma>* rows_in,
       if (db.out != nullptr) {
         SumsFinish(df, db, TreeAdd(hn::Add(zero, dyv[0]), hn::Add(zero, dyv[1])), i, m, 1);
       }
-    } else if constexpr (kSums != PassSums::kAny) {
-      // SumsStart and SumsFinish with in and lefts known: the same operations.
-      constexpr bool kIn = kSums == PassSums::kMiddle;
-      VF p = kIn ? LoadAt(df, dg.in, i, m) : hn::Zero(df);
-#pragma GCC unroll 2
-      for (int k = 0; k < kN; ++k) p = hn::MulAdd(dyv[k], xhat[k], p);
-      StoreAt(df, p, dg.out, i, m);
-      VF q = kIn ? LoadAt(df, db.in, i, m) : hn::Zero(df);
-#pragma GCC unroll 2
-      for (int k = 0; k < kN; ++k) q = hn::Add(q, dyv[k]);
-      StoreAt(df, q, db.out, i, m);
     } else {
-      if (dg.out != nullptr) {
-        VF p = SumsStart(df, dg, i, m);
+      // kSums known: both sums wanted (PassSumsOf), no test of `out`.
+      constexpr bool kKnown = kSums != PassSums::kAny;
+      if (kKnown || dg.out != nullptr) {
+        VF p = PassStart<kSums>(df, dg, i, m);
 #pragma GCC unroll 2
         for (int k = 0; k < kN; ++k) p = hn::MulAdd(dyv[k], xhat[k], p);
-        SumsFinish(df, dg, p, i, m);
+        PassFinish<kSums>(df, dg, p, i, m);
       }
-      if (db.out != nullptr) {
-        VF p = SumsStart(df, db, i, m);
+      if (kKnown || db.out != nullptr) {
+        VF p = PassStart<kSums>(df, db, i, m);
 #pragma GCC unroll 2
         for (int k = 0; k < kN; ++k) p = hn::Add(p, dyv[k]);
-        SumsFinish(df, db, p, i, m);
+        PassFinish<kSums>(df, db, p, i, m);
       }
     }
     RowVecs<kN> out;

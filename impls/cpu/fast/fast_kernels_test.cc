@@ -405,7 +405,9 @@ void ExpectPiecewiseMergeGivesTheReferenceTreesBits(const TargetKernels& t, cons
         impl.name + " rows " + std::to_string(c.rows) + " threads " + std::to_string(threads);
     EXPECT_TRUE(dx.Payload() == o.dx.Payload()) << what;
     EXPECT_TRUE(dgamma.Payload() == o.dgamma.Payload()) << what;
-    if (layer) EXPECT_TRUE(dbeta.Payload() == o.dbeta.Payload()) << what;
+    if (layer) {
+      EXPECT_TRUE(dbeta.Payload() == o.dbeta.Payload()) << what;
+    }
   }
   SetThreads(saved_threads);
 }

@@ -427,6 +427,12 @@ void PrintSummary() {
   PrintCurve();
   const std::int64_t smallest = std::get<0>(g_samples.begin()->first);
   const std::int64_t largest = std::get<0>(g_samples.rbegin()->first);
+  if (smallest == largest) {  // a filter kept one working set: one table
+    std::printf("\nAt the one working set measured, %lld MiB:\n",
+                static_cast<long long>(smallest / kMiB));
+    PrintTable(smallest);
+    return;
+  }
   std::printf("\nAt the smallest working set, %lld MiB:\n",
               static_cast<long long>(smallest / kMiB));
   PrintTable(smallest);

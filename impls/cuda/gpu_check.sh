@@ -32,12 +32,16 @@ case "${1:-}" in
 esac
 memcheck=0
 if [[ "${1:-}" == --memcheck ]]; then memcheck=1; shift; fi
-if [[ "${1:-}" == -* || $# -gt 1 ]]; then
-  echo "gpu_check.sh: unexpected argument '$1' (see --help)" >&2
+if [[ "${1:-}" == -* || $# -gt 1 || ($mode == pack && ($# -gt 0 || $memcheck == 1)) ]]; then
+  echo "gpu_check.sh: unexpected argument '${1:---memcheck}' (see --help)" >&2
   exit 2
 fi
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+if [[ $mode == packed && ! -x "$here/bin/cuda_gpu_test" ]]; then
+  echo "gpu_check.sh: --packed runs a bundle's copy of this script; $here holds no bundle" >&2
+  exit 2
+fi
 build="${LNV_GPU_BUILD_DIR:-build/default}"
 
 # Configures $build with CUDA on and builds the two programs.
@@ -56,6 +60,7 @@ build_programs() {
 
 # Copies the programs and every shared library they load, except glibc's own.
 pack() {
+  rm -rf "$bundle/bin" "$bundle/lib"
   mkdir -p "$bundle/bin" "$bundle/lib"
   local progs=("$build/impls/cuda/cuda_gpu_test" "$build/bench/bench_cuda") lib
   cp "${progs[@]}" "$bundle/bin/"

@@ -122,9 +122,15 @@ say "bench_cuda (GB/s next to a device-to-device memcpy)"
 if ((memcheck)); then
   sanitizer="$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)"
   say "compute-sanitizer --tool memcheck cuda_gpu_test (without the 2^31-element cases)"
-  "$sanitizer" --tool memcheck --error-exitcode 1 "$test_bin" \
-    --gtest_filter='-*2To31*' >"$out/memcheck.log" 2>&1 || status=1
-  grep -E 'ERROR SUMMARY|^\[  (PASSED|FAILED) +\]' "$out/memcheck.log" | tee -a "$out/summary.txt" || true
+  if [[ ! -x "$sanitizer" ]]; then
+    say "compute-sanitizer not found: --memcheck cannot run"
+    status=1
+  else
+    "$sanitizer" --tool memcheck --error-exitcode 1 "$test_bin" \
+      --gtest_filter='-*2To31*' >"$out/memcheck.log" 2>&1 || status=1
+    grep -E 'ERROR SUMMARY|^\[  (PASSED|FAILED) +\]' "$out/memcheck.log" |
+      tee -a "$out/summary.txt" || true
+  fi
 fi
 
 say "done in $((SECONDS - start)) s; logs in $out; exit $status"

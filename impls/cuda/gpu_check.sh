@@ -58,6 +58,15 @@ build_programs() {
     >"$out/build.log" 2>&1 || { tail -40 "$out/build.log"; exit 1; }
 }
 
+# Whether library path $1 is glibc's own: the one thing a bundle takes from
+# the machine it runs on.
+is_glibc() {
+  case "${1##*/}" in
+    libc.so* | libm.so* | libdl.so* | libpthread.so* | librt.so* | ld-linux*) return 0 ;;
+  esac
+  return 1
+}
+
 # Copies the programs and every shared library they load, except glibc's own.
 pack() {
   rm -rf "$bundle/bin" "$bundle/lib"
@@ -66,10 +75,7 @@ pack() {
   cp "${progs[@]}" "$bundle/bin/"
   strip "$bundle"/bin/*
   for lib in $(ldd "${progs[@]}" | awk '$3 ~ /^\// {print $3}' | sort -u); do
-    case "${lib##*/}" in
-      libc.so* | libm.so* | libdl.so* | libpthread.so* | librt.so* | ld-linux*) ;;
-      *) cp -L "$lib" "$bundle/lib/" ;;
-    esac
+    is_glibc "$lib" || cp -L "$lib" "$bundle/lib/"
   done
   cp "$here/gpu_check.sh" "$bundle/gpu_check.sh"
   git -C "$here" describe --always --dirty >"$bundle/VERSION" 2>/dev/null || echo unknown >"$bundle/VERSION"
@@ -97,6 +103,17 @@ if [[ $mode != packed ]]; then
   test_bin="$build/impls/cuda/cuda_gpu_test" bench_bin="$build/bench/bench_cuda"
 else
   say "bundle $(cat "$here/VERSION" 2>/dev/null || echo '(no VERSION)')"
+  # Every library but glibc's must come from the bundle: checked before the
+  # GPU is looked for, so a machine without one checks the bundle too.
+  outside=()
+  for lib in $(ldd "$test_bin" "$bench_bin" | awk '$3 ~ /^\// {print $3} $3 == "not" {print $1}' |
+    sort -u); do
+    [[ $lib == "$here/lib/"* ]] || is_glibc "$lib" || outside+=("$lib")
+  done
+  if ((${#outside[@]} > 0)); then
+    say "the bundle loads libraries from outside it (or finds none): ${outside[*]}"
+    exit 1
+  fi
 fi
 say "GPU: $(nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader 2>/dev/null || echo 'nvidia-smi not available')"
 

@@ -67,6 +67,12 @@ is_glibc() {
   return 1
 }
 
+# The shared libraries programs $@ load, one path a line; a library the
+# loader cannot find is its bare name (ldd's "libx.so => not found").
+loaded_libs() {
+  ldd "$@" | awk '$3 ~ /^\// {print $3} $3 == "not" {print $1}' | sort -u
+}
+
 # Copies the programs and every shared library they load, except glibc's own.
 pack() {
   rm -rf "$bundle/bin" "$bundle/lib"
@@ -74,7 +80,11 @@ pack() {
   local progs=("$build/impls/cuda/cuda_gpu_test" "$build/bench/bench_cuda") lib
   cp "${progs[@]}" "$bundle/bin/"
   strip "$bundle"/bin/*
-  for lib in $(ldd "${progs[@]}" | awk '$3 ~ /^\// {print $3}' | sort -u); do
+  for lib in $(loaded_libs "${progs[@]}"); do
+    if [[ $lib != /* ]]; then
+      say "cannot pack: the programs load $lib, which this machine does not have"
+      exit 1
+    fi
     is_glibc "$lib" || cp -L "$lib" "$bundle/lib/"
   done
   cp "$here/gpu_check.sh" "$bundle/gpu_check.sh"
@@ -106,8 +116,7 @@ else
   # Every library but glibc's must come from the bundle: checked before the
   # GPU is looked for, so a machine without one checks the bundle too.
   outside=()
-  for lib in $(ldd "$test_bin" "$bench_bin" | awk '$3 ~ /^\// {print $3} $3 == "not" {print $1}' |
-    sort -u); do
+  for lib in $(loaded_libs "$test_bin" "$bench_bin"); do
     [[ $lib == "$here/lib/"* ]] || is_glibc "$lib" || outside+=("$lib")
   done
   if ((${#outside[@]} > 0)); then

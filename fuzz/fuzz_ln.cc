@@ -37,7 +37,7 @@ constexpr const char* kUsage =
     "  LNV_PLUGINS=P1:P2       plugin kernels to add to the registry\n"
     "  LNV_FUZZ_MAX_D=N        largest row length d (default 4096, at most 65535)\n"
     "  LNV_FUZZ_CROSS_CHECK_EVERY=N  cross-check the oracle's backends on one\n"
-    "                          flagged input in N, by its hash (default 8; 1 to\n"
+    "                          flagged input in N, by its hash (default 32; 1 to\n"
     "                          minimize a backend finding: -minimize_crash=1)\n"
     "  LNV_FUZZ_CASES_DIR=DIR  where case files go (default lnv-cases)\n"
     "  LNV_FUZZ_KNOWN_FINDINGS=FILE  open findings that are recorded, not trapped\n"

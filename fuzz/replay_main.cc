@@ -28,7 +28,7 @@ constexpr const char* kUsage =
     "  other    a fuzz_ln input, judged as fuzz_ln judges it: the kernel its\n"
     "           selector byte picks (every compatible one with --every-kernel),\n"
     "           and the oracle's backend cross-check on every input carrying the\n"
-    "           flag (fuzz_ln samples one flagged input in 8 by its hash).\n"
+    "           flag (fuzz_ln samples one flagged input in 32 by its hash).\n"
     "The kernel selection and limits come from the same environment as fuzz_ln\n"
     "(LNV_FUZZ_IMPLS, LNV_PLUGINS, LNV_FUZZ_MAX_D, LNV_FUZZ_KNOWN_FINDINGS). Case\n"
     "files of findings go to\n"

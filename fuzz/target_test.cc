@@ -343,7 +343,8 @@ TEST(FuzzTarget, FlaggedInputsAreCrossCheckedWhenTheirHashIsSampled) {
   Normalize(&in);
   // Inputs that differ in the fill seed only: some hashes are sampled, most not.
   int sampled = 0, checked = 0, flagged_off = 0;
-  for (int seed = 0; seed < 64; ++seed) {
+  constexpr int kSeeds = 256;
+  for (int seed = 0; seed < kSeeds; ++seed) {
     in.fill_seed = static_cast<std::uint8_t>(seed);
     in.cross_check_oracle = true;
     const auto bytes = EncodeInput(in);
@@ -357,7 +358,7 @@ TEST(FuzzTarget, FlaggedInputsAreCrossCheckedWhenTheirHashIsSampled) {
     flagged_off += RunInput(config, plain.data(), plain.size()).stats.cross_checked;
   }
   EXPECT_GT(sampled, 0);
-  EXPECT_LT(sampled, 64);
+  EXPECT_LT(sampled, kSeeds);
   EXPECT_EQ(checked, sampled);
   EXPECT_EQ(flagged_off, 0) << "no flag, no cross-check";
   // The replay's setting: every flagged input.

@@ -75,15 +75,13 @@ std::string OutsideClasses(const ObservedClasses& classes, const Case& c, const 
 // cost about a hundred fast-path runs.
 inline constexpr std::int64_t kCrossCheckMaxElements = 64;
 // fuzz_ln cross-checks one flagged input in kCrossCheckEvery (FuzzConfig::
-// cross_check_every), chosen by the input's hash (InputHash) so that a rerun
-// checks the same ones and mutants of a checked input are not checked more
-// often than others. The rate keeps the self-check's cost at most about a
-// quarter of the rest of the oracle's time in the sanitizer build CI fuzzes
-// with: under AddressSanitizer a check (big integers on the heap) costs about
-// five times what it does without. One in 8 took 13 to 18 % of a 5-minute
-// run's wall time at d <= 64, as much as the kernels and the judge (15 %);
-// one in 32 took 4 to 7 %, still thousands of checks a minute there
-// (fuzz/README.md, Speed).
+// cross_check_every), chosen by the input's hash (CrossCheckSampled) so that a
+// rerun checks the same ones. Under AddressSanitizer a check (big integers on
+// the heap) costs about five times what it does without: in two 5-minute runs
+// of the `fuzz` build at d <= 64, one in 8 took 13 to 18 % of the wall time,
+// about as much as the kernels and the judge (15 %), and one in 32 took 4 to
+// 7 % (a quarter and a seventh of the rest of the oracle's time; about 1,500
+// to 2,150 checks a minute) (fuzz/README.md, Speed).
 inline constexpr std::int64_t kCrossCheckEvery = 32;
 // One fast decision of the oracle in kRecheckEvery (OracleOptions::
 // recheck_every) is decided again on its exact path, on every input; a
@@ -115,8 +113,8 @@ struct FuzzConfig {
   // (fuzz_ln_replay --every-kernel: the corpus replay test). fuzz_ln judges
   // the one the selector picks.
   bool every_kernel = false;
-  // Inputs with the cross-check flag whose InputHash is 0 modulo this are
-  // cross-checked (kCrossCheckEvery); 1: every flagged input (the replay).
+  // One in this many inputs with the cross-check flag, by CrossCheckSampled,
+  // is cross-checked (kCrossCheckEvery); 1: every flagged input (the replay).
   std::int64_t cross_check_every = kCrossCheckEvery;
 };
 
@@ -222,6 +220,13 @@ std::string CrossCheckOracle(const Case& c, const Reference& fast);
 
 // A stable 64-bit hash (FNV-1a) of an input, for provenance and file names.
 std::uint64_t InputHash(const std::uint8_t* data, std::size_t size);
+
+// Whether an input with this InputHash is one of the 1 in `every` that are
+// cross-checked. FNV-1a's low bits depend only on the low bits of each byte
+// (its multiplier is odd), so the hash is mixed first: otherwise a mutant that
+// changes only high bits (a sign, an exponent, a header flag) would always
+// share its parent's choice.
+bool CrossCheckSampled(std::uint64_t input_hash, std::int64_t every);
 
 }  // namespace lnv::fuzz
 

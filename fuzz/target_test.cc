@@ -334,6 +334,28 @@ TEST(FuzzTarget, TheCrossCheckRateComesFromTheEnvironmentAndBadValuesAreErrors) 
   unsetenv("LNV_FUZZ_CROSS_CHECK_EVERY");
 }
 
+// FNV-1a modulo a power of two sees only the low bits of each byte: inputs
+// that differ only in their bytes' top bits would all share one choice.
+TEST(FuzzTarget, CrossCheckSamplingDependsOnTheTopBitsOfTheBytesToo) {
+  std::vector<std::uint8_t> bytes(16);
+  for (std::size_t i = 0; i < bytes.size(); ++i) bytes[i] = static_cast<std::uint8_t>(3 * i + 1);
+  int sampled = 0, sampled_by_plain_modulo = 0;
+  for (int mask = 0; mask < 256; ++mask) {
+    std::vector<std::uint8_t> v = bytes;
+    for (int b = 0; b < 8; ++b) {
+      if ((mask >> b) & 1) v[static_cast<std::size_t>(b)] ^= 0x80;
+    }
+    const std::uint64_t h = InputHash(v.data(), v.size());
+    sampled += CrossCheckSampled(h, kCrossCheckEvery);
+    sampled_by_plain_modulo += h % kCrossCheckEvery == 0;
+  }
+  EXPECT_GT(sampled, 0);
+  EXPECT_LT(sampled, 256);
+  // The unmixed hash gives all 256 variants one choice (the reason for mixing).
+  EXPECT_TRUE(sampled_by_plain_modulo == 0 || sampled_by_plain_modulo == 256);
+  EXPECT_TRUE(CrossCheckSampled(InputHash(bytes.data(), bytes.size()), 1));
+}
+
 TEST(FuzzTarget, FlaggedInputsAreCrossCheckedWhenTheirHashIsSampled) {
   FuzzConfig config;
   ASSERT_EQ(SelectKernels(AllImpls(), "f32/two_pass/cpu-scalar", &config), "");
@@ -348,7 +370,7 @@ TEST(FuzzTarget, FlaggedInputsAreCrossCheckedWhenTheirHashIsSampled) {
     in.fill_seed = static_cast<std::uint8_t>(seed);
     in.cross_check_oracle = true;
     const auto bytes = EncodeInput(in);
-    const bool hit = InputHash(bytes.data(), bytes.size()) % kCrossCheckEvery == 0;
+    const bool hit = CrossCheckSampled(InputHash(bytes.data(), bytes.size()), kCrossCheckEvery);
     sampled += hit;
     const RunResult r = RunInput(config, bytes.data(), bytes.size());
     EXPECT_EQ(r.stats.cross_checked, hit) << seed;

@@ -21,6 +21,9 @@ extern "C" size_t LLVMFuzzerMutate(uint8_t* data, size_t size, size_t max_size);
 
 namespace {
 
+// The usage text states kCrossCheckEvery's value.
+static_assert(lnv::fuzz::kCrossCheckEvery == 32,
+              "update kUsage's LNV_FUZZ_CROSS_CHECK_EVERY default");
 constexpr const char* kUsage =
     "usage: fuzz_ln [libFuzzer flags] [CORPUS_DIR... | INPUT...]\n"
     "\n"

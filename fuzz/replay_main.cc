@@ -15,6 +15,8 @@
 
 namespace {
 
+// The usage text states kCrossCheckEvery's value.
+static_assert(lnv::fuzz::kCrossCheckEvery == 32, "update kUsage's cross-check rate");
 constexpr const char* kUsage =
     "usage: fuzz_ln_replay [--every-kernel] PATH...\n"
     "\n"

@@ -540,13 +540,12 @@ RunResult RunCase(const FuzzConfig& config, const Case& c,
 RunResult RunInput(const FuzzConfig& config, const std::uint8_t* data, std::size_t size) {
   const FuzzInput in = DecodeInput(data, size, config.decode);
   const Case c = Materialize(in);
-  const auto every =
-      static_cast<std::uint64_t>(std::max<std::int64_t>(1, config.cross_check_every));
-  const bool cross = in.cross_check_oracle && CrossCheckSampled(InputHash(data, size), every);
+  const std::uint64_t hash = InputHash(data, size);
+  const bool cross = in.cross_check_oracle && CrossCheckSampled(hash, config.cross_check_every);
   RunResult r = RunCase(config, c, ChosenKernels(config, c, in.kernel_selector), cross);
   char note[96];
   std::snprintf(note, sizeof note, "fuzz input fnv1a64 %016llx (%zu bytes)",
-                static_cast<unsigned long long>(InputHash(data, size)), size);
+                static_cast<unsigned long long>(hash), size);
   for (Finding& f : r.findings) f.c.provenance.notes.push_back(note);
   return r;
 }

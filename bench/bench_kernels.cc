@@ -57,6 +57,7 @@
 #endif
 
 #include "bench/kernel_runners.h"
+#include "bench/thread_distance.h"
 #include "impls/cpu/fast/avx512bf16_layer_norm.h"
 #include "impls/cpu/fast/targets.h"
 #include "impls/dtype.h"
@@ -561,6 +562,14 @@ void RegisterSweep() {
   }
 }
 
+// TwoThreadRoundTripNs as printed.
+std::string RoundTripText(double ns) {
+  if (ns < 0) return "not measured (no OpenMP, a region of one thread, or both threads on one CPU)";
+  char text[32];
+  std::snprintf(text, sizeof text, "%.0f ns", ns);
+  return text;
+}
+
 }  // namespace
 }  // namespace lnv::bench
 
@@ -593,7 +602,11 @@ int main(int argc, char** argv) {
                                             : "");
   std::printf("bench_kernels: fast = %s; %s; %s; elements per problem %lld\n", fast.c_str(),
               OneDnnStatus().c_str(), TorchStatus().c_str(), static_cast<long long>(g_elements));
+  const std::string round_trip = RoundTripText(TwoThreadRoundTripNs());
+  std::printf("bench_kernels: a cache line between the two threads and back: %s\n",
+              round_trip.c_str());
   benchmark::AddCustomContext("fast", fast);
+  benchmark::AddCustomContext("two_thread_round_trip", round_trip);
   benchmark::AddCustomContext("onednn", OneDnnStatus());
   benchmark::AddCustomContext("torch", TorchStatus());
   benchmark::AddCustomContext("elements", std::to_string(g_elements));

@@ -33,6 +33,10 @@
 // smallest size (cache-resident) and at the largest (memory-bound, if
 // memcpy's GB/s has dropped there).
 //
+// Its first lines name the kernels and say how far apart the two threads
+// are (bench/thread_distance.h): a two-thread result depends on it where
+// the threads share data.
+//
 // Flags: --elements N, --lnv_sweep, plus Google Benchmark's own (--help
 // lists them).
 #include <benchmark/benchmark.h>
@@ -564,7 +568,8 @@ void RegisterSweep() {
 
 // TwoThreadRoundTripNs as printed.
 std::string RoundTripText(double ns) {
-  if (ns < 0) return "not measured (no OpenMP, a region of one thread, or both threads on one CPU)";
+  if (ns < 0)
+    return "not measured (no OpenMP, one CPU, a region of one thread, or every round too slow)";
   char text[32];
   std::snprintf(text, sizeof text, "%.0f ns", ns);
   return text;

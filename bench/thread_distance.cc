@@ -1,8 +1,12 @@
+// TwoThreadRoundTripNs: thread 0 writes an odd value to one cache line and
+// waits for the even one after it, thread 1 waits for the odd value and
+// writes the even one (bench/thread_distance.h).
 #include "bench/thread_distance.h"
 
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cstddef>
 #include <cstdint>
 #include <vector>
 
@@ -13,23 +17,28 @@
 namespace lnv::bench {
 namespace {
 
+#ifdef _OPENMP
 using Clock = std::chrono::steady_clock;
 
-// A round's limit: 20,000 trips take a few ms where the threads run on
-// separate CPUs.
-constexpr auto kRoundDeadline = std::chrono::milliseconds(200);
 constexpr std::int64_t kAborted = -1;
 
-#ifdef _OPENMP
+// A round's limit: 200 ms, plus 10 us a trip (20,000 trips of 500 ns take
+// 10 ms where the threads run on separate CPUs; on one CPU each trip waits
+// for the scheduler).
+Clock::duration RoundDeadline(int trips) {
+  return std::chrono::milliseconds(200) + std::chrono::microseconds(10) * trips;
+}
+
 // Thread 0's side: writes 2i + 1, waits for 2i + 2. Returns the mean round
 // trip in ns, or a negative value after giving up (it then leaves kAborted,
 // which thread 1 sees whether it is waiting or about to answer).
 double Ping(std::atomic<std::int64_t>& flag, int trips) {
   const auto start = Clock::now();
+  const auto deadline = RoundDeadline(trips);
   for (std::int64_t i = 0; i < trips; ++i) {
     flag.store(2 * i + 1, std::memory_order_release);
     for (std::int64_t spins = 1; flag.load(std::memory_order_acquire) != 2 * i + 2; ++spins) {
-      if (spins % 4096 == 0 && Clock::now() - start > kRoundDeadline) {
+      if (spins % 4096 == 0 && Clock::now() - start > deadline) {
         flag.store(kAborted, std::memory_order_release);
         return -1;
       }
@@ -38,20 +47,27 @@ double Ping(std::atomic<std::int64_t>& flag, int trips) {
   return std::chrono::duration<double, std::nano>(Clock::now() - start).count() / trips;
 }
 
-// Thread 1's side: turns each 2i + 1 into 2i + 2; stops at kAborted.
+// Thread 1's side: turns each 2i + 1 into 2i + 2; stops at kAborted. It
+// waits with plain loads, which share the line, and writes only once the
+// value is there: a compare-exchange in the wait would take the line from
+// thread 0 on every try and lengthen the trip it measures. The exchange,
+// not a store, so that an abort written meanwhile is never overwritten.
 void Pong(std::atomic<std::int64_t>& flag, int trips) {
   for (std::int64_t i = 0; i < trips; ++i) {
-    std::int64_t expected = 2 * i + 1;
-    while (!flag.compare_exchange_weak(expected, 2 * i + 2, std::memory_order_acq_rel,
-                                       std::memory_order_acquire)) {
-      if (expected == kAborted) return;
-      expected = 2 * i + 1;
+    std::int64_t seen = flag.load(std::memory_order_acquire);
+    while (seen != 2 * i + 1) {
+      if (seen == kAborted) return;
+      seen = flag.load(std::memory_order_acquire);
+    }
+    if (!flag.compare_exchange_strong(seen, 2 * i + 2, std::memory_order_acq_rel,
+                                      std::memory_order_acquire)) {
+      return;  // only Ping changes 2i + 1, and only to kAborted
     }
   }
 }
 
 double OneRound(int trips) {
-  alignas(64) std::atomic<std::int64_t> flag{0};
+  alignas(128) std::atomic<std::int64_t> flag{0};  // a line pair of its own
   double ns = -1;
 #pragma omp parallel num_threads(2)
   {
@@ -71,15 +87,17 @@ double OneRound(int trips) {
 
 double TwoThreadRoundTripNs(int trips, int rounds) {
 #ifdef _OPENMP
-  if (trips < 1 || rounds < 1) return -1;
+  // One CPU: every round would wait for its deadline.
+  if (trips < 1 || rounds < 1 || omp_get_num_procs() < 2) return -1;
   std::vector<double> ns;
   for (int r = 0; r < rounds; ++r) {
     const double round_ns = OneRound(trips);
-    if (round_ns < 0) return -1;
-    ns.push_back(round_ns);
+    if (round_ns >= 0) ns.push_back(round_ns);  // a round past its deadline is left out
   }
-  std::nth_element(ns.begin(), ns.begin() + rounds / 2, ns.end());
-  return ns[rounds / 2];
+  if (ns.empty()) return -1;
+  const auto middle = ns.begin() + static_cast<std::ptrdiff_t>(ns.size() / 2);
+  std::nth_element(ns.begin(), middle, ns.end());
+  return *middle;
 #else
   (void)trips;
   (void)rounds;

@@ -616,7 +616,19 @@ HWY_INLINE void PassFinish(DF df, const SumsInto& s, VF p, std::int64_t i, std::
   }
 }
 
-// The second pass of kN rows (1 or 2) of one row block, in one loop: each
+// The sum of kN (2 or 4) one-row sibling blocks' terms as the merge tree
+// adds them: (t0 + t1), or (t0 + t1) + (t2 + t3).
+template <int kN>
+HWY_INLINE VF SubtreeSum(const VF* t) {
+  if constexpr (kN == 2) {
+    return TreeAdd(t[0], t[1]);
+  } else {
+    static_assert(kN == 4, "two or four blocks");
+    return TreeAdd(TreeAdd(t[0], t[1]), TreeAdd(t[2], t[3]));
+  }
+}
+
+// The second pass of kN rows (1 or 2; 4 for siblings) of one row block, in one loop: each
 // row's dx, and its dy * xhat and dy summed into the block's partial sums
 // as `dgamma` and `dbeta` say (partials.h, SumsInto: row by row in row
 // order, so the same bits as one row at a time, then the subtrees the
@@ -624,10 +636,11 @@ HWY_INLINE void PassFinish(DF df, const SumsInto& s, VF p, std::int64_t i, std::
 // for both). The rows come from L1 or L2 after their sums (two fp32 rows of
 // 4096 hold 64 KiB of x and dy); the loop prefetches the next `next_rows`
 // (<= kN) rows from next_x and next_dy into L2, a line of each per line of
-// these. kSiblings (kN = 2): the rows are two one-row blocks, siblings in
-// the merge tree, and `dgamma`/`dbeta` are the second's: each row's term is
-// its block's sum (0 + term), and the first's is the second's left[0],
-// added from a register instead of through its arrays. kNativeBf16: dx's
+// these. kSiblings (kN = 2 or 4): the rows are kN one-row blocks, an
+// aligned subtree of the merge tree, and `dgamma`/`dbeta` are the last
+// one's: each row's term is its block's sum (0 + term), and the subtree's
+// sum (SubtreeSum) stands for the last block's first log2(kN) left
+// operands, added in registers instead of through their arrays. kNativeBf16: dx's
 // whole lines rounded by vcvtne2ps2bf16 (WriteRows; the same bits).
 // kSums (kAny with kSiblings): the shape of `dgamma` and `dbeta` when
 // PassSumsOf knows it, so that the loop neither tests `in` nor loops over
@@ -657,39 +670,45 @@ HWY_NOINLINE void LayerNormBackwardWrite(const BackwardRow<T, kGamma>* rows_in,
     const VF gammav = GammaAt<kGamma>(gamma, i, m);
     VF dyv[kN];
     VF xhat[kN];
-#pragma GCC unroll 2
+#pragma GCC unroll 4
     for (int k = 0; k < kN; ++k) {
       dyv[k] = LoadAt(df, rows[k].dy, i, m);
       xhat[k] = rows[k].Xhat(i, m);
     }
     if constexpr (kSiblings) {
-      static_assert(kN == 2, "two sibling blocks");
+      static_assert(kN == 2 || kN == 4, "two or four sibling blocks");
+      constexpr int kInRegisters = kN == 2 ? 1 : 2;  // the carries the subtree replaces
       const VF zero = hn::Zero(df);
       if (dg.out != nullptr) {
-        const VF p = TreeAdd(hn::MulAdd(dyv[0], xhat[0], zero), hn::MulAdd(dyv[1], xhat[1], zero));
-        SumsFinish(df, dg, p, i, m, 1);
+        VF t[kN];
+#pragma GCC unroll 4
+        for (int k = 0; k < kN; ++k) t[k] = hn::MulAdd(dyv[k], xhat[k], zero);
+        SumsFinish(df, dg, SubtreeSum<kN>(t), i, m, kInRegisters);
       }
       if (db.out != nullptr) {
-        SumsFinish(df, db, TreeAdd(hn::Add(zero, dyv[0]), hn::Add(zero, dyv[1])), i, m, 1);
+        VF t[kN];
+#pragma GCC unroll 4
+        for (int k = 0; k < kN; ++k) t[k] = hn::Add(zero, dyv[k]);
+        SumsFinish(df, db, SubtreeSum<kN>(t), i, m, kInRegisters);
       }
     } else {
       // kSums known: both sums wanted (PassSumsOf), no test of `out`.
       constexpr bool kKnown = kSums != PassSums::kAny;
       if (kKnown || dg.out != nullptr) {
         VF p = PassStart<kSums>(df, dg, i, m);
-#pragma GCC unroll 2
+#pragma GCC unroll 4
         for (int k = 0; k < kN; ++k) p = hn::MulAdd(dyv[k], xhat[k], p);
         PassFinish<kSums>(df, dg, p, i, m);
       }
       if (kKnown || db.out != nullptr) {
         VF p = PassStart<kSums>(df, db, i, m);
-#pragma GCC unroll 2
+#pragma GCC unroll 4
         for (int k = 0; k < kN; ++k) p = hn::Add(p, dyv[k]);
         PassFinish<kSums>(df, db, p, i, m);
       }
     }
     RowVecs<kN> out;
-#pragma GCC unroll 2
+#pragma GCC unroll 4
     for (int k = 0; k < kN; ++k) out.v[k] = rows[k].Dx(xhat[k], rows[k].G(dyv[k], gammav));
     return out;
   };
@@ -766,32 +785,37 @@ HWY_INLINE void LayerNormBackwardBlock(const BackwardArgs& a, const Partials& pa
   }
 }
 
-// Blocks b and b + 1 of `item` (siblings in the merge tree: b - item.block_begin
-// is even), one row each, in one second pass (kSiblings).
-template <typename T, bool kGamma, bool kNativeBf16>
+// Blocks b to b + kN - 1 of `item` (an aligned subtree of the merge tree:
+// b - item.block_begin is a multiple of kN), one row each, in one second
+// pass (kSiblings).
+template <typename T, bool kGamma, bool kNativeBf16, int kN>
 HWY_INLINE void LayerNormBackwardSiblings(const BackwardArgs& a, const Partials& partials,
                                           const WorkItem& item, std::int64_t b, const float* gamma,
                                           bool stream) {
   const std::int64_t d = a.d;
   const std::int64_t r = SplitPoint(a.rows, partials.blocks, b);
-  const int next_rows = static_cast<int>(std::min<std::int64_t>(2, item.row_end - r - 2));
+  const int next_rows = static_cast<int>(std::min<std::int64_t>(kN, item.row_end - r - kN));
   T* dx = static_cast<T*>(a.dx);
-  const BackwardRow<T, kGamma> rows[2] = {BackwardRowOf<T, kGamma>(a, r, gamma),
-                                          BackwardRowOf<T, kGamma>(a, r + 1, gamma)};
-  T* const out[2] = {dx + r * d, dx + (r + 1) * d};
-  LayerNormBackwardWrite<T, kGamma, 2, true, kNativeBf16>(
-      rows, gamma, out, d, partials.DgammaInto(item, b + 1, true, true),
-      partials.DbetaInto(item, b + 1, true, true), static_cast<const T*>(a.x) + (r + 2) * d,
-      static_cast<const T*>(a.dy) + (r + 2) * d, next_rows, stream);
+  BackwardRow<T, kGamma> rows[kN];
+  T* out[kN];
+  for (int k = 0; k < kN; ++k) {
+    rows[k] = BackwardRowOf<T, kGamma>(a, r + k, gamma);
+    out[k] = dx + (r + k) * d;
+  }
+  LayerNormBackwardWrite<T, kGamma, kN, true, kNativeBf16>(
+      rows, gamma, out, d, partials.DgammaInto(item, b + kN - 1, true, true),
+      partials.DbetaInto(item, b + kN - 1, true, true), static_cast<const T*>(a.x) + (r + kN) * d,
+      static_cast<const T*>(a.dy) + (r + kN) * d, next_rows, stream);
 }
 
-// Whether blocks b and b + 1 of `item` are one-row siblings (b even: the
-// same pairs on every thread count, driver.h's ShareBegin).
-inline bool OneRowSiblings(const BackwardArgs& a, const Partials& partials, const WorkItem& item,
-                           std::int64_t b) {
+// Whether blocks b to b + n - 1 of `item` are one-row blocks of an aligned
+// subtree (b - item.block_begin a multiple of n: items are aligned pieces,
+// so the same subtrees on every thread count, driver.h's ShareBegin).
+inline bool OneRowSubtree(const BackwardArgs& a, const Partials& partials, const WorkItem& item,
+                          std::int64_t b, std::int64_t n) {
   const auto first_row = [&](std::int64_t k) { return SplitPoint(a.rows, partials.blocks, k); };
-  return (b - item.block_begin) % 2 == 0 && b + 1 < item.block_end &&
-         first_row(b + 2) - first_row(b) == 2;
+  return (b - item.block_begin) % n == 0 && b + n - 1 < item.block_end &&
+         first_row(b + n) - first_row(b) == n;
 }
 
 template <typename T, bool kGamma, bool kNativeBf16>
@@ -802,8 +826,11 @@ void LayerNormBackwardRowsOf(const BackwardArgs& a, WorkQueue& queue, const Part
   WorkItem item;
   while (queue.Next(&item)) {
     for (std::int64_t b = item.block_begin; b < item.block_end;) {
-      if (OneRowSiblings(a, partials, item, b)) {
-        LayerNormBackwardSiblings<T, kGamma, kNativeBf16>(a, partials, item, b, gamma, stream);
+      if (OneRowSubtree(a, partials, item, b, 4)) {
+        LayerNormBackwardSiblings<T, kGamma, kNativeBf16, 4>(a, partials, item, b, gamma, stream);
+        b += 4;
+      } else if (OneRowSubtree(a, partials, item, b, 2)) {
+        LayerNormBackwardSiblings<T, kGamma, kNativeBf16, 2>(a, partials, item, b, gamma, stream);
         b += 2;
       } else {
         LayerNormBackwardBlock<T, kGamma, kNativeBf16>(a, partials, item, b, gamma, stream);

@@ -221,7 +221,7 @@ HWY_INLINE void StoreRanges(DF df, T* const* out, std::int64_t begin, std::int64
   std::int64_t i = begin;
   for (; i + lanes <= end; i += lanes) {
     const RowVecs<kN> r = at(i, lanes);
-#pragma GCC unroll 2
+#pragma GCC unroll 4
     for (int k = 0; k < kN; ++k) StoreF32As(df, r.v[k], out[k] + i);
   }
   if (i < end) {
@@ -333,7 +333,7 @@ HWY_INLINE void WriteRows(DF df, T* const* out, std::int64_t d, bool stream, con
       for (; i + 2 * lanes <= d; i += 2 * lanes) {
         const RowVecs<kN> lo = at(i, lanes);
         const RowVecs<kN> hi = at(i + lanes, lanes);
-#pragma GCC unroll 2
+#pragma GCC unroll 4
         for (int k = 0; k < kN; ++k)
           StoreLineOfHalves<T, kNativeBf16>(df, lo.v[k], hi.v[k], out[k] + i);
       }
@@ -352,13 +352,13 @@ HWY_INLINE void WriteRows(DF df, T* const* out, std::int64_t d, bool stream, con
   for (std::int64_t i = head; i < body_end; i += per_line) {
     if constexpr (kWholeLine) {
       const RowVecs<kN> r = at(i, lanes);
-#pragma GCC unroll 2
+#pragma GCC unroll 4
       for (int k = 0; k < kN; ++k) StreamF32As(df, r.v[k], out[k] + i);
     } else {
 #if HWY_TARGET == HWY_AVX3
       const RowVecs<kN> lo = at(i, lanes);
       const RowVecs<kN> hi = at(i + lanes, lanes);
-#pragma GCC unroll 2
+#pragma GCC unroll 4
       for (int k = 0; k < kN; ++k)
         StreamLineOfHalves<T, kNativeBf16>(df, lo.v[k], hi.v[k], out[k] + i);
 #endif

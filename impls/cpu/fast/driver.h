@@ -61,8 +61,11 @@ constexpr std::int64_t PieceBlocks(std::int64_t p, std::int64_t end, std::int64_
 
 // First block of share s of `shares` (s = shares: blocks): SplitPoint,
 // rounded down to an even block when pieces may hold two blocks, so that
-// blocks 2k and 2k + 1 always share a piece whatever the thread count (the
-// backward pairs one-row blocks the same way on every thread count).
+// blocks 2k and 2k + 1 always share a piece whatever the thread count. (The
+// backward's one-row blocks go through a pass in pairs, or in fours where a
+// piece holds an aligned four; shares need not start at a multiple of 4, so
+// which blocks share a pass may depend on the thread count. The bits do
+// not: every addition is the merge tree's own.)
 constexpr std::int64_t ShareBegin(std::int64_t blocks, int shares, int s, std::int64_t max_piece) {
   const std::int64_t p = SplitPoint(blocks, shares, s);
   return max_piece > 1 && s < shares ? p - p % 2 : p;

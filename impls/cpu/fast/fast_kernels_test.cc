@@ -378,8 +378,8 @@ TEST(FastKernels, ADifferentRowBlockCountChangesDgammaSoTheCheckAboveCanFail) {
   EXPECT_FALSE(dgamma_with_blocks(7) == o.dgamma.Payload());
 }
 
-// The entries merge dgamma/dbeta in pieces as their threads go, pair
-// one-row blocks in registers and finish with a vectorized merge
+// The entries merge dgamma/dbeta in pieces as their threads go, add two or
+// four one-row blocks in registers and finish with a vectorized merge
 // (partials.h); RunBackwardWithBlocks without a finisher hands out single
 // blocks and merges them with MergeColumnsReference, the tree's definition.
 // Both must give the same bits on 1, 2 and 3 threads (d = 1601: 21 rows and
@@ -413,13 +413,16 @@ void ExpectPiecewiseMergeGivesTheReferenceTreesBits(const TargetKernels& t, cons
 }
 
 // For every row count around the block count (one-row blocks, pairs,
-// blocks of two rows and more), both norms, every target and dtype.
+// fours, blocks of two rows and more), both norms, every target and dtype.
+// 46 rows: a pair of one-row blocks ends an 8-block piece (more carries
+// after the pair's) on 1 and 2 threads, and starts at block 2 of a 4-block
+// piece on 3.
 TEST(FastKernels, ThePiecewiseMergeGivesTheReferenceTreesBits) {
   for (const TargetKernels& t : AvailableTargets()) {
     for (const DType dtype : kFastDTypes) {
       for (const bool layer : {true, false}) {
         const ImplInfo impl = layer ? FastLayerNormImpl(t, dtype) : FastRmsNormImpl(t, dtype);
-        for (const std::int64_t rows : {1, 2, 3, 5, 21, 32, 33, 42, 65, 113}) {
+        for (const std::int64_t rows : {1, 2, 3, 5, 21, 32, 33, 42, 46, 65, 113}) {
           ExpectPiecewiseMergeGivesTheReferenceTreesBits(
               t, impl, FamilyCase("standard_normal", impl.norm, dtype, 1601, rows));
         }

@@ -628,13 +628,12 @@ HWY_INLINE VF SubtreeSum(const VF* t) {
   }
 }
 
-// The second pass of kN rows (1 or 2; 4 for siblings) of one row block, in one loop: each
-// row's dx, and its dy * xhat and dy summed into the block's partial sums
-// as `dgamma` and `dbeta` say (partials.h, SumsInto: row by row in row
-// order, so the same bits as one row at a time, then the subtrees the
-// block completes; two rows load and store the partials and load gamma once
-// for both). The rows come from L1 or L2 after their sums (two fp32 rows of
-// 4096 hold 64 KiB of x and dy); the loop prefetches the next `next_rows`
+// The second pass of kN rows (1 or 2 of one row block; 2 or 4 one-row
+// blocks with kSiblings), in one loop: each row's dx, and its dy * xhat and dy summed into the
+// block's partial sums as `dgamma` and `dbeta` say (partials.h, SumsInto: row by row in row order,
+// so the same bits as one row at a time, then the subtrees the block completes; two rows load and
+// store the partials and load gamma once for both). The rows come from L1 or L2 after their sums
+// (two fp32 rows of 4096 hold 64 KiB of x and dy); the loop prefetches the next `next_rows`
 // (<= kN) rows from next_x and next_dy into L2, a line of each per line of
 // these. kSiblings (kN = 2 or 4): the rows are kN one-row blocks, an
 // aligned subtree of the merge tree, and `dgamma`/`dbeta` are the last
@@ -810,7 +809,8 @@ HWY_INLINE void LayerNormBackwardSiblings(const BackwardArgs& a, const Partials&
 
 // Whether blocks b to b + n - 1 of `item` are one-row blocks of an aligned
 // subtree (b - item.block_begin a multiple of n: items are aligned pieces,
-// so the same subtrees on every thread count, driver.h's ShareBegin).
+// driver.h's PieceBlocks). Which blocks form one may depend on the thread
+// count (driver.h, ShareBegin); the sums do not.
 inline bool OneRowSubtree(const BackwardArgs& a, const Partials& partials, const WorkItem& item,
                           std::int64_t b, std::int64_t n) {
   const auto first_row = [&](std::int64_t k) { return SplitPoint(a.rows, partials.blocks, k); };

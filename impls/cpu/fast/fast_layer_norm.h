@@ -40,7 +40,8 @@
 //   param dtype: deterministic, and bitwise independent of the thread count
 //   (driver.h). The tree is merged in pieces as the rows are done; two or
 //   four one-row blocks that form a subtree of it go through one pass,
-//   their sum added in registers as the tree adds it (partials.h).
+//   their sum added in registers as the tree adds it (partials.h for the
+//   tree; fast_layer_norm.cc, SubtreeSum).
 // Claimed bound: the harness's two-pass model with a tree reduction, chunk =
 //   kStepsPerBlock = 8: longest rounding chain k = min(d - 1, 8 +
 //   ceil(log2(ceil(d / 8)))), e.g. 15 at d = 768 and 17 at d = 4096, where

@@ -88,8 +88,9 @@ HWY_INLINE void MergedColumns(DF df, const Partials& partials, const float* HWY_
 
 // A pass's sum of one vector of columns [i, i + n) (partials.h, SumsInto):
 // SumsStart gives in's vector (or zeros), the caller adds the rows' terms,
-// SumsFinish adds left[from], left[from + 1], ... and stores (from = 1: the
-// caller added left[0], which it held in a register).
+// SumsFinish adds left[from], left[from + 1], ... and stores (from = 1 or
+// 2: the caller added left[0], or left[0] and left[1], from registers: the
+// sibling blocks' sum, fast_layer_norm.cc).
 HWY_INLINE VF SumsStart(DF df, const SumsInto& s, std::int64_t i, std::int64_t n) {
   return s.in != nullptr ? LoadAt(df, s.in, i, n) : hn::Zero(df);
 }

@@ -628,22 +628,23 @@ HWY_INLINE VF SubtreeSum(const VF* t) {
   }
 }
 
-// The second pass of kN rows (1 or 2 of one row block; 2 or 4 one-row
-// blocks with kSiblings), in one loop: each row's dx, and its dy * xhat and dy summed into the
-// block's partial sums as `dgamma` and `dbeta` say (partials.h, SumsInto: row by row in row order,
-// so the same bits as one row at a time, then the subtrees the block completes; two rows load and
-// store the partials and load gamma once for both). The rows come from L1 or L2 after their sums
-// (two fp32 rows of 4096 hold 64 KiB of x and dy); the loop prefetches the next `next_rows`
-// (<= kN) rows from next_x and next_dy into L2, a line of each per line of
-// these. kSiblings (kN = 2 or 4): the rows are kN one-row blocks, an
-// aligned subtree of the merge tree, and `dgamma`/`dbeta` are the last
-// one's: each row's term is its block's sum (0 + term), and the subtree's
-// sum (SubtreeSum) stands for the last block's first log2(kN) left
-// operands, added in registers instead of through their arrays. kNativeBf16: dx's
-// whole lines rounded by vcvtne2ps2bf16 (WriteRows; the same bits).
-// kSums (kAny with kSiblings): the shape of `dgamma` and `dbeta` when
-// PassSumsOf knows it, so that the loop neither tests `in` nor loops over
-// `left`.
+// The second pass of kN rows (1 or 2 of one row block; 2 or 4 one-row blocks
+// with kSiblings), in one loop: each row's dx, and its dy * xhat and dy
+// summed into the block's partial sums as `dgamma` and `dbeta` say
+// (partials.h, SumsInto: row by row in row order, so the same bits as one
+// row at a time, then the subtrees the block completes; two rows load and
+// store the partials and load gamma once for both). The rows come from L1 or
+// L2 after their sums (two fp32 rows of 4096 hold 64 KiB of x and dy); the
+// loop prefetches the next `next_rows` (<= kN) rows from next_x and next_dy
+// into L2, a line of each per line of these. kSiblings (kN = 2 or 4): the
+// rows are kN one-row blocks, an aligned subtree of the merge tree, and
+// `dgamma`/`dbeta` are the last one's: each row's term is its block's sum (0
+// + term), and the subtree's sum (SubtreeSum) stands for the last block's
+// first log2(kN) left operands, added in registers instead of through their
+// arrays. kNativeBf16: dx's whole lines rounded by vcvtne2ps2bf16
+// (WriteRows; the same bits). kSums (kAny with kSiblings): the shape of
+// `dgamma` and `dbeta` when PassSumsOf knows it, so that the loop neither
+// tests `in` nor loops over `left`.
 template <typename T, bool kGamma, int kN, bool kSiblings = false, bool kNativeBf16 = false,
           PassSums kSums = PassSums::kAny>
 HWY_NOINLINE void LayerNormBackwardWrite(const BackwardRow<T, kGamma>* rows_in,

@@ -566,12 +566,12 @@ void RegisterSweep() {
   }
 }
 
-// TwoThreadRoundTripNs as printed.
-std::string RoundTripText(double ns) {
-  if (ns < 0)
+// The median of TwoThreadRoundTripsNs' rounds, as printed.
+std::string RoundTripText(const std::vector<double>& rounds_ns) {
+  if (rounds_ns.empty())
     return "not measured (no OpenMP, one CPU, a region of one thread, or every round too slow)";
   char text[32];
-  std::snprintf(text, sizeof text, "%.0f ns", ns);
+  std::snprintf(text, sizeof text, "%.0f ns", Median(rounds_ns));
   return text;
 }
 
@@ -607,7 +607,7 @@ int main(int argc, char** argv) {
                                             : "");
   std::printf("bench_kernels: fast = %s; %s; %s; elements per problem %lld\n", fast.c_str(),
               OneDnnStatus().c_str(), TorchStatus().c_str(), static_cast<long long>(g_elements));
-  const std::string round_trip = RoundTripText(TwoThreadRoundTripNs());
+  const std::string round_trip = RoundTripText(TwoThreadRoundTripsNs());
   std::printf("bench_kernels: a cache line between the two threads and back: %s\n",
               round_trip.c_str());
   benchmark::AddCustomContext("fast", fast);

@@ -1,12 +1,10 @@
-// TwoThreadRoundTripNs: thread 0 writes an odd value to one cache line and
+// TwoThreadRoundTripsNs: thread 0 writes an odd value to one cache line and
 // waits for the even one after it, thread 1 waits for the odd value and
 // writes the even one (bench/thread_distance.h).
 #include "bench/thread_distance.h"
 
-#include <algorithm>
 #include <atomic>
 #include <chrono>
-#include <cstddef>
 #include <cstdint>
 #include <vector>
 
@@ -85,24 +83,20 @@ double OneRound(int trips) {
 
 }  // namespace
 
-double TwoThreadRoundTripNs(int trips, int rounds) {
+std::vector<double> TwoThreadRoundTripsNs(int trips, int rounds) {
+  std::vector<double> ns;
 #ifdef _OPENMP
   // One CPU: every round would wait for its deadline.
-  if (trips < 1 || rounds < 1 || omp_get_num_procs() < 2) return -1;
-  std::vector<double> ns;
+  if (trips < 1 || omp_get_num_procs() < 2) return ns;
   for (int r = 0; r < rounds; ++r) {
     const double round_ns = OneRound(trips);
     if (round_ns >= 0) ns.push_back(round_ns);  // a round past its deadline is left out
   }
-  if (ns.empty()) return -1;
-  const auto middle = ns.begin() + static_cast<std::ptrdiff_t>(ns.size() / 2);
-  std::nth_element(ns.begin(), middle, ns.end());
-  return *middle;
 #else
   (void)trips;
   (void)rounds;
-  return -1;
 #endif
+  return ns;
 }
 
 }  // namespace lnv::bench

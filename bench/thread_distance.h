@@ -13,16 +13,17 @@
 #ifndef LNV_BENCH_THREAD_DISTANCE_H_
 #define LNV_BENCH_THREAD_DISTANCE_H_
 
+#include <vector>
+
 namespace lnv::bench {
 
-// The median over `rounds` of the mean round trip in nanoseconds, each
+// The mean round trip in nanoseconds of each of `rounds` rounds, each
 // round `trips` round trips between threads 0 and 1 of a fresh two-thread
 // OpenMP region. A round that runs past its deadline (200 ms + 10 us a
 // trip: the two threads sharing one CPU, where each trip waits for the
-// scheduler) is left out. Negative when nothing was measured: no OpenMP,
-// one CPU available, a region of one thread, or every round past its
-// deadline.
-double TwoThreadRoundTripNs(int trips = 20000, int rounds = 5);
+// scheduler) is left out. Empty when nothing was measured: no OpenMP, one
+// CPU available, a region of one thread, or every round past its deadline.
+std::vector<double> TwoThreadRoundTripsNs(int trips = 20000, int rounds = 5);
 
 }  // namespace lnv::bench
 

@@ -25,11 +25,14 @@
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #endif
 
-#define LNV_BF16_TARGET __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,avx512bf16")))
+// prfchw: __builtin_prefetch for writing emits PREFETCHW (every CPU with
+// AVX512_BF16 has it; older ones execute it as a no-op).
+#define LNV_BF16_TARGET \
+  __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,avx512bf16,prfchw")))
 #define LNV_BF16_INLINE LNV_BF16_TARGET inline __attribute__((always_inline))
 // Lambdas carry the target themselves (they do not inherit the caller's).
 #define LNV_BF16_LAMBDA \
-  __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,avx512bf16"), always_inline))
+  __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,avx512bf16,prfchw"), always_inline))
 
 namespace lnv::fast {
 namespace {
@@ -302,8 +305,9 @@ LNV_BF16_TARGET int WriteRows(const ForwardArgs& a, const std::uint16_t* const* 
 // rule): two rows written together from half the footprint of one row at a
 // time.
 struct StreamChoice {
-  bool one = false;  // a row written alone
-  bool two = false;  // two rows written in one pass
+  bool one = false;         // a row written alone
+  bool two = false;         // two rows written in one pass
+  bool prefetch_y = false;  // nothing streams: the next rows' y is prefetched for writing
 };
 
 // Row r by the Highway AVX-512 kernel (non-finite var + eps).
@@ -317,11 +321,40 @@ void FallbackRow(const ForwardArgs& a, std::int64_t r) {
   AvailableTargets().front().layer_norm.forward[FastDTypeIndex(DType::kBF16)](&one);
 }
 
-// Rows r, r + 1, ..., r + K - 1: their statistics in K independent chains
-// (one row's final reductions overlap the other's), then one write pass.
-// Returns how many of them streamed.
-template <int K>
-LNV_BF16_TARGET int RowGroup(const ForwardArgs& a, std::int64_t r, const StreamChoice& stream) {
+// The next rows' lines that a pass over K rows prefetches: x[0, x_len) to
+// L2, and y[0, y_len) for writing (PREFETCHW).
+struct NextRows {
+  const std::uint16_t* x = nullptr;
+  std::int64_t x_len = 0;
+  std::uint16_t* y = nullptr;
+  std::int64_t y_len = 0;
+};
+
+// The prefetches of step i (16 elements) of that pass: K lines of the next
+// rows per line of these (two rows: one per step); y's only with kY.
+template <int K, bool kY>
+LNV_BF16_INLINE void PrefetchNextRows(const NextRows& n, std::int64_t i) {
+  if constexpr (K == 2) {
+    if (K * i < n.x_len) _mm_prefetch(n.x + K * i, _MM_HINT_T1);
+    if (kY && K * i < n.y_len) __builtin_prefetch(n.y + K * i, 1, 3);
+  } else if (i % 32 == 0) {
+#pragma GCC unroll 2
+    for (int k = 0; k < K; ++k) {
+      const std::int64_t j = K * i + 32 * k;
+      if (j < n.x_len) _mm_prefetch(n.x + j, _MM_HINT_T1);
+      if (kY && j < n.y_len) __builtin_prefetch(n.y + j, 1, 3);
+    }
+  }
+}
+
+// Rows r, r + 1, ..., r + K - 1 of an item that ends at row_end: their
+// statistics in K independent chains (one row's final reductions overlap
+// the other's), then one write pass. Returns how many of them streamed.
+// kPrefetchY: the call's StreamChoice::prefetch_y (a template argument, so
+// that calls without it run the loop they ran before it existed).
+template <int K, bool kPrefetchY>
+LNV_BF16_TARGET int RowGroup(const ForwardArgs& a, std::int64_t r, std::int64_t row_end,
+                             const StreamChoice& stream) {
   const std::int64_t d = a.d;
   const float n = static_cast<float>(d);
   const std::uint16_t* x[K];
@@ -331,9 +364,15 @@ LNV_BF16_TARGET int RowGroup(const ForwardArgs& a, std::int64_t r, const StreamC
     x[k] = static_cast<const std::uint16_t*>(a.x) + (r + k) * d;
     y[k] = static_cast<std::uint16_t*>(a.y) + (r + k) * d;
   }
-  // The rows after these, prefetched while their deviations are summed.
-  const std::uint16_t* next = x[K - 1] + d;
-  const std::int64_t next_len = std::min<std::int64_t>(K, a.rows - r - K) * d;
+  // The rows after these, prefetched while their deviations are summed: x
+  // to L2, and with kPrefetchY y for writing (PREFETCHW; driver.h,
+  // PrefetchOutputsForWriting), only within this thread's item (another
+  // thread may be writing the rows after it).
+  NextRows next;
+  next.x = x[K - 1] + d;
+  next.x_len = std::min<std::int64_t>(K, a.rows - r - K) * d;
+  next.y = y[K - 1] + d;
+  next.y_len = std::max<std::int64_t>(0, std::min<std::int64_t>(K, row_end - r - K)) * d;
   float sum[K], m2[K];
   TreeSums<K>(
       d,
@@ -351,17 +390,8 @@ LNV_BF16_TARGET int RowGroup(const ForwardArgs& a, std::int64_t r, const StreamC
   }
   TreeSums<K>(
       d,
-      [x, vmean, next, next_len](std::int64_t i, std::int64_t m, __m512* t) LNV_BF16_LAMBDA {
-        // The next K rows to L2, K lines of them per line of these (two
-        // rows: one line per vector).
-        if constexpr (K == 2) {
-          if (K * i < next_len) _mm_prefetch(next + K * i, _MM_HINT_T1);
-        } else if (i % 32 == 0) {
-#pragma GCC unroll 2
-          for (int k = 0; k < K; ++k) {
-            if (K * i + 32 * k < next_len) _mm_prefetch(next + K * i + 32 * k, _MM_HINT_T1);
-          }
-        }
+      [x, vmean, next](std::int64_t i, std::int64_t m, __m512* t) LNV_BF16_LAMBDA {
+        PrefetchNextRows<K, kPrefetchY>(next, i);
 #pragma GCC unroll 2
         for (int k = 0; k < K; ++k) {
           const __m512 dev = _mm512_sub_ps(LoadBf16(x[k] + i, m), vmean[k]);
@@ -392,6 +422,19 @@ LNV_BF16_TARGET int RowGroup(const ForwardArgs& a, std::int64_t r, const StreamC
   return streamed;
 }
 
+// The rows of `item`, two at a time. Returns how many streamed.
+template <bool kPrefetchY>
+LNV_BF16_TARGET std::int64_t ItemRows(const ForwardArgs& a, const WorkItem& item,
+                                      const StreamChoice& stream) {
+  std::int64_t streamed = 0;
+  std::int64_t r = item.row_begin;
+  for (; r + 2 <= item.row_end; r += 2) {
+    streamed += RowGroup<2, kPrefetchY>(a, r, item.row_end, stream);
+  }
+  if (r < item.row_end) streamed += RowGroup<1, kPrefetchY>(a, r, item.row_end, stream);
+  return streamed;
+}
+
 std::atomic<std::int64_t> g_streamed_rows{0};
 
 void Rows(const ForwardArgs& a, WorkQueue& queue, float* /*scratch*/) {
@@ -400,12 +443,12 @@ void Rows(const ForwardArgs& a, WorkQueue& queue, float* /*scratch*/) {
   StreamChoice stream;
   stream.one = UseStreamingStores(footprint, row_bytes);
   stream.two = UseStreamingStoresForSpreadWrites(footprint, row_bytes);  // implied by `one`
+  stream.prefetch_y = PrefetchOutputsForWriting(footprint, row_bytes, stream.two);
   std::int64_t streamed = 0;
   WorkItem item;
   while (queue.Next(&item)) {
-    std::int64_t r = item.row_begin;
-    for (; r + 2 <= item.row_end; r += 2) streamed += RowGroup<2>(a, r, stream);
-    if (r < item.row_end) streamed += RowGroup<1>(a, r, stream);
+    streamed +=
+        stream.prefetch_y ? ItemRows<true>(a, item, stream) : ItemRows<false>(a, item, stream);
   }
   if (streamed > 0) {
     _mm_sfence();  // this thread's non-temporal stores, ordered before the call returns

@@ -122,6 +122,31 @@ std::int64_t StreamingFootprintBytes() {
   return override_bytes >= 0 ? override_bytes : bytes;
 }
 
+namespace {
+std::int64_t CacheBytes(int name, std::int64_t fallback) {
+  const long bytes = sysconf(name);
+  return bytes > 0 ? static_cast<std::int64_t>(bytes) : fallback;
+}
+}  // namespace
+
+std::int64_t CoreL1dBytes() {
+#ifdef _SC_LEVEL1_DCACHE_SIZE
+  static const std::int64_t bytes = CacheBytes(_SC_LEVEL1_DCACHE_SIZE, std::int64_t{32} << 10);
+#else
+  static const std::int64_t bytes = std::int64_t{32} << 10;
+#endif
+  return bytes;
+}
+
+std::int64_t CoreL2Bytes() {
+#ifdef _SC_LEVEL2_CACHE_SIZE
+  static const std::int64_t bytes = CacheBytes(_SC_LEVEL2_CACHE_SIZE, std::int64_t{1} << 20);
+#else
+  static const std::int64_t bytes = std::int64_t{1} << 20;
+#endif
+  return bytes;
+}
+
 void SetStreamingFootprintBytesForTest(std::int64_t bytes) {
   g_streaming_override.store(bytes, std::memory_order_relaxed);
 }

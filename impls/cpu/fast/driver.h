@@ -182,6 +182,25 @@ inline bool UseStreamingStoresForSpreadWrites(std::int64_t footprint_bytes,
   return footprint_bytes > StreamingFootprintBytes() / 2 && row_bytes >= kMinStreamedRowBytes;
 }
 
+// The bytes of one core's own caches: its L1d and its L2 (32 KiB and 1 MiB
+// when the C library cannot tell).
+std::int64_t CoreL1dBytes();
+std::int64_t CoreL2Bytes();
+
+// Outputs are worth prefetching for writing (PREFETCHW, which brings the
+// line into L1) when they are stored the ordinary way, the call's rows
+// outgrow a core's L2 (so the lines a thread writes next are not in it, and
+// each store would wait for its line), and four rows (the pair being read,
+// the pair prefetched) fit in half the L1d. The native AVX512_BF16 forward,
+// 2 threads, three alternated rounds (bench/README.md): bf16, d = 768 (1.5
+// KiB rows), 64 MiB (past the cache but short of streaming): 0.79-0.81x
+// oneDNN without, 0.96-0.99x with; d = 4096 (8 KiB rows), 8 MiB: 1.10-1.17x
+// without, 1.00-1.05x with.
+inline bool PrefetchOutputsForWriting(std::int64_t footprint_bytes, std::int64_t row_bytes,
+                                      bool streaming) {
+  return !streaming && footprint_bytes > CoreL2Bytes() && 4 * row_bytes <= CoreL1dBytes() / 2;
+}
+
 // Checks the arguments (as the scalar kernels do: null required pointers,
 // d < 1, rows < 0, rows * d overflowing, a beta for RMSNorm), then runs
 // `rows_fn` on the call's threads.

@@ -307,7 +307,7 @@ LNV_BF16_TARGET int WriteRows(const ForwardArgs& a, const std::uint16_t* const* 
 struct StreamChoice {
   bool one = false;         // a row written alone
   bool two = false;         // two rows written in one pass
-  bool prefetch_y = false;  // nothing streams: the next rows' y is prefetched for writing
+  bool prefetch_y = false;  // the next rows' y prefetched for writing (only when nothing streams)
 };
 
 // Row r by the Highway AVX-512 kernel (non-finite var + eps).
@@ -443,7 +443,11 @@ void Rows(const ForwardArgs& a, WorkQueue& queue, float* /*scratch*/) {
   StreamChoice stream;
   stream.one = UseStreamingStores(footprint, row_bytes);
   stream.two = UseStreamingStoresForSpreadWrites(footprint, row_bytes);  // implied by `one`
-  stream.prefetch_y = PrefetchOutputsForWriting(footprint, row_bytes, stream.two);
+  // PREFETCHW brings a line into L1: only rows of which four (the pair
+  // being read, the pair prefetched) fit in half of it. Rows of 8 KiB
+  // (d = 4096) lost 7 to 15 % with it at 8 MiB (bench/README.md).
+  stream.prefetch_y =
+      PrefetchOutputsForWriting(footprint, stream.two) && 4 * row_bytes <= CoreL1dBytes() / 2;
   std::int64_t streamed = 0;
   WorkItem item;
   while (queue.Next(&item)) {

@@ -135,15 +135,21 @@ TEST(Avx512Bf16LayerNorm, RoundsSubnormalResultsToNearestEven) {
 
 // Calls past a core's L2 with short rows prefetch the rows they write next
 // (driver.h, PrefetchOutputsForWriting): their loop, with rows on every
-// thread, an odd count (the last alone) and the fallback's rows among them,
-// gives the same bits. Not vacuous: the shape does take that path.
+// thread, an odd count (the last alone) and a row for the fallback among
+// them, gives the same bits. Not vacuous: the shape does take that path
+// (streaming, which would turn it off, is kept off whatever the L3).
 TEST(Avx512Bf16LayerNorm, GivesTheHighwayBitsWhenPrefetchingOutputs) {
   if (!HaveAvx512Bf16LayerNorm()) GTEST_SKIP() << "no AVX512_BF16";
+  struct Restore {
+    ~Restore() { SetStreamingFootprintBytesForTest(-1); }
+  } restore;
+  SetStreamingFootprintBytesForTest(std::numeric_limits<std::int64_t>::max() / 2);
   for (const std::int64_t d : {768, 1001}) {
     const std::int64_t row_bytes = d * static_cast<std::int64_t>(sizeof(std::uint16_t));
     const std::int64_t rows = CoreL2Bytes() / (2 * row_bytes) / 2 * 2 + 3;  // past L2, odd
     const std::int64_t footprint = 2 * rows * row_bytes;
-    ASSERT_TRUE(PrefetchOutputsForWriting(footprint, row_bytes, false)) << "d=" << d;
+    ASSERT_TRUE(PrefetchOutputsForWriting(footprint, false) && 4 * row_bytes <= CoreL1dBytes() / 2)
+        << "d=" << d;
     ASSERT_FALSE(UseStreamingStoresForSpreadWrites(footprint, row_bytes)) << "d=" << d;
     auto x = Random(rows * d, 1.f, 2.f, static_cast<std::uint64_t>(d) + 2);
     x[(rows / 2) * d + 3] = Bf16Bits(std::numeric_limits<float>::infinity());

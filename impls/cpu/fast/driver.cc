@@ -108,42 +108,41 @@ void StoreZeros(const BackwardArgs& args, DType param_dtype) {
 
 namespace {
 std::atomic<std::int64_t> g_streaming_override{-1};
+
+// sysconf's names of the caches' sizes (-1 where the C library has none),
+// and the sizes assumed when it cannot tell.
+#ifdef _SC_LEVEL1_DCACHE_SIZE
+constexpr int kL1dName = _SC_LEVEL1_DCACHE_SIZE;
+constexpr int kL2Name = _SC_LEVEL2_CACHE_SIZE;
+constexpr int kL3Name = _SC_LEVEL3_CACHE_SIZE;
+#else
+constexpr int kL1dName = -1;
+constexpr int kL2Name = -1;
+constexpr int kL3Name = -1;
+#endif
+constexpr std::int64_t kAssumedL1dBytes = std::int64_t{32} << 10;
+constexpr std::int64_t kAssumedL2Bytes = std::int64_t{1} << 20;
+constexpr std::int64_t kAssumedL3Bytes = std::int64_t{32} << 20;
+
+std::int64_t CacheBytes(int name, std::int64_t assumed) {
+  const long bytes = name >= 0 ? sysconf(name) : -1;
+  return bytes > 0 ? static_cast<std::int64_t>(bytes) : assumed;
+}
 }  // namespace
 
 std::int64_t StreamingFootprintBytes() {
-  static const std::int64_t bytes = [] {
-    long llc = -1;
-#ifdef _SC_LEVEL3_CACHE_SIZE
-    llc = sysconf(_SC_LEVEL3_CACHE_SIZE);
-#endif
-    return llc > 0 ? static_cast<std::int64_t>(llc) / 2 : std::int64_t{16} << 20;
-  }();
+  static const std::int64_t bytes = CacheBytes(kL3Name, kAssumedL3Bytes) / 2;
   const std::int64_t override_bytes = g_streaming_override.load(std::memory_order_relaxed);
   return override_bytes >= 0 ? override_bytes : bytes;
 }
 
-namespace {
-std::int64_t CacheBytes(int name, std::int64_t fallback) {
-  const long bytes = sysconf(name);
-  return bytes > 0 ? static_cast<std::int64_t>(bytes) : fallback;
-}
-}  // namespace
-
 std::int64_t CoreL1dBytes() {
-#ifdef _SC_LEVEL1_DCACHE_SIZE
-  static const std::int64_t bytes = CacheBytes(_SC_LEVEL1_DCACHE_SIZE, std::int64_t{32} << 10);
-#else
-  static const std::int64_t bytes = std::int64_t{32} << 10;
-#endif
+  static const std::int64_t bytes = CacheBytes(kL1dName, kAssumedL1dBytes);
   return bytes;
 }
 
 std::int64_t CoreL2Bytes() {
-#ifdef _SC_LEVEL2_CACHE_SIZE
-  static const std::int64_t bytes = CacheBytes(_SC_LEVEL2_CACHE_SIZE, std::int64_t{1} << 20);
-#else
-  static const std::int64_t bytes = std::int64_t{1} << 20;
-#endif
+  static const std::int64_t bytes = CacheBytes(kL2Name, kAssumedL2Bytes);
   return bytes;
 }
 

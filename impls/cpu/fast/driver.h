@@ -187,18 +187,21 @@ inline bool UseStreamingStoresForSpreadWrites(std::int64_t footprint_bytes,
 std::int64_t CoreL1dBytes();
 std::int64_t CoreL2Bytes();
 
-// Outputs are worth prefetching for writing (PREFETCHW, which brings the
-// line into L1) when they are stored the ordinary way, the call's rows
-// outgrow a core's L2 (so the lines a thread writes next are not in it, and
-// each store would wait for its line), and four rows (the pair being read,
-// the pair prefetched) fit in half the L1d. The native AVX512_BF16 forward,
-// 2 threads, three alternated rounds (bench/README.md): bf16, d = 768 (1.5
-// KiB rows), 64 MiB (past the cache but short of streaming): 0.79-0.81x
-// oneDNN without, 0.96-0.99x with; d = 4096 (8 KiB rows), 8 MiB: 1.10-1.17x
-// without, 1.00-1.05x with.
-inline bool PrefetchOutputsForWriting(std::int64_t footprint_bytes, std::int64_t row_bytes,
-                                      bool streaming) {
-  return !streaming && footprint_bytes > CoreL2Bytes() && 4 * row_bytes <= CoreL1dBytes() / 2;
+// Outputs are worth prefetching for writing (PREFETCHW) when they are
+// stored the ordinary way and the call's rows outgrow a core's L2: then the
+// lines a thread writes next are not in it, and each store would wait for
+// its line. Two threads, alternated rounds, fast/oneDNN (bench/README.md):
+//   * the native AVX512_BF16 forward, bf16, d = 768, 64 MiB (past the cache
+//     but short of streaming): 0.79-0.81 without, 0.96-0.99 with; it adds a
+//     limit on the row length (avx512bf16_layer_norm.cc, Rows);
+//   * the LayerNorm backward at 16 and 64 MiB, every goal case: the bf16
+//     one at d = 768, 64 MiB, 0.96 and 1.07 without, 1.19 and 1.21 with.
+// Where the outputs are still in the L3 it costs a little (8 MiB on a guest
+// that reaches 32 MiB of L3: up to 16 % in the backward); the L3 a core
+// reaches is not what the C library reports on such guests, so the rule
+// does not try to tell.
+inline bool PrefetchOutputsForWriting(std::int64_t footprint_bytes, bool streaming) {
+  return !streaming && footprint_bytes > CoreL2Bytes();
 }
 
 // Checks the arguments (as the scalar kernels do: null required pointers,

@@ -251,6 +251,28 @@ TEST(FastKernels, MeetTheirBoundWhenRowBlocksHoldManyRows) {
   }
 }
 
+// Backward calls past a core's L2 that store dx the ordinary way prefetch
+// the next rows' dx for writing (driver.h, PrefetchOutputsForWriting): such
+// calls, judged against the oracle. Not vacuous: each shape takes that path.
+TEST(FastKernels, MeetTheirBoundWhenPrefetchingOutputsForWriting) {
+  const std::vector<ImplInfo> impls = FastImpls();
+  const std::int64_t d = 768;
+  for (const DType dtype : kFastDTypes) {
+    const std::int64_t row_bytes = d * static_cast<std::int64_t>(SizeOf(dtype));
+    const std::int64_t rows = CoreL2Bytes() / (3 * row_bytes) + 5;  // x, dy and dx past L2
+    const std::int64_t footprint = 3 * rows * row_bytes;
+    const bool stream = UseStreamingStoresForSpreadWrites(footprint, row_bytes);
+    ASSERT_TRUE(PrefetchOutputsForWriting(footprint, stream)) << DTypeName(dtype);
+    const Case c = FamilyCase("standard_normal", Norm::kLayerNorm, dtype, d, rows);
+    const Reference ref = ComputeReference(c);
+    for (const ImplInfo& impl : impls) {
+      if (impl.norm != Norm::kLayerNorm || impl.x_dtype != dtype) continue;
+      const Judgement j = JudgeWithReference(impl, c, ref);
+      EXPECT_EQ(j.verdict, Verdict::kPass) << impl.name << ": " << Summarize(j);
+    }
+  }
+}
+
 // Rows far beyond fp32's naive range: sum((x - mean)^2) overflows, and in
 // the last rows sigma > 2^126, so rstd itself is subnormal. Values in
 // `format` (fp32, or bf16, which has fp32's exponent range).

@@ -628,6 +628,16 @@ HWY_INLINE VF SubtreeSum(const VF* t) {
   }
 }
 
+// How a backward call stores dx: with streaming stores (driver.h,
+// UseStreamingStoresForSpreadWrites), or the ordinary way, then prefetching
+// the next rows' dx for writing when driver.h's PrefetchOutputsForWriting
+// says so (a PREFETCHW of each of their lines while these rows are written,
+// only within the thread's item, as next_x and next_dy).
+struct DxStores {
+  bool stream = false;
+  bool prefetch = false;
+};
+
 // The second pass of kN rows (1 or 2 of one row block; 2 or 4 one-row blocks
 // with kSiblings), in one loop: each row's dx, and its dy * xhat and dy
 // summed into the block's partial sums as `dgamma` and `dbeta` say
@@ -652,7 +662,7 @@ HWY_NOINLINE void LayerNormBackwardWrite(const BackwardRow<T, kGamma>* rows_in,
                                          std::int64_t d, const SumsInto& dgamma,
                                          const SumsInto& dbeta, const T* HWY_RESTRICT next_x,
                                          const T* HWY_RESTRICT next_dy, int next_rows,
-                                         bool stream) {
+                                         const DxStores& stores) {
   const DF df;
   constexpr std::int64_t kPerLine = static_cast<std::int64_t>(kCacheLine / sizeof(T));
   // Copies, by value in the lambda: no reloads after every store.
@@ -660,11 +670,15 @@ HWY_NOINLINE void LayerNormBackwardWrite(const BackwardRow<T, kGamma>* rows_in,
   for (int k = 0; k < kN; ++k) rows[k] = rows_in[k];
   const SumsInto dg = dgamma;
   const SumsInto db = dbeta;
+  // The next rows' dx follows these rows' (every caller passes rows r to
+  // r + kN - 1 and the next ones from r + kN).
+  T* const next_dx = stores.prefetch ? dx[kN - 1] + d : nullptr;
   const auto dx_at = [=](std::int64_t i, std::int64_t m) LNV_INLINE_LAMBDA {
     if (next_rows > 0 && i % kPerLine == 0) {
       for (int k = 0; k < next_rows; ++k) {
         PrefetchToL2(next_x + k * d + i);
         PrefetchToL2(next_dy + k * d + i);
+        if (next_dx != nullptr) PrefetchForWriting(next_dx + k * d + i);
       }
     }
     const VF gammav = GammaAt<kGamma>(gamma, i, m);
@@ -712,7 +726,7 @@ HWY_NOINLINE void LayerNormBackwardWrite(const BackwardRow<T, kGamma>* rows_in,
     for (int k = 0; k < kN; ++k) out.v[k] = rows[k].Dx(xhat[k], rows[k].G(dyv[k], gammav));
     return out;
   };
-  WriteRows<T, kN, kNativeBf16>(df, dx, d, stream, dx_at);
+  WriteRows<T, kN, kNativeBf16>(df, dx, d, stores.stream, dx_at);
 }
 
 // LayerNormBackwardWrite compiled for the shape of dgamma and dbeta.
@@ -720,19 +734,19 @@ template <typename T, bool kGamma, int kN, bool kNativeBf16>
 HWY_INLINE void LayerNormBackwardPass(const BackwardRow<T, kGamma>* rows, const float* gamma,
                                       T* const* dx, std::int64_t d, const SumsInto& dg,
                                       const SumsInto& db, const T* next_x, const T* next_dy,
-                                      int next_rows, bool stream) {
+                                      int next_rows, const DxStores& stores) {
   switch (PassSumsOf(dg, db)) {
     case PassSums::kFirst:
       LayerNormBackwardWrite<T, kGamma, kN, false, kNativeBf16, PassSums::kFirst>(
-          rows, gamma, dx, d, dg, db, next_x, next_dy, next_rows, stream);
+          rows, gamma, dx, d, dg, db, next_x, next_dy, next_rows, stores);
       return;
     case PassSums::kMiddle:
       LayerNormBackwardWrite<T, kGamma, kN, false, kNativeBf16, PassSums::kMiddle>(
-          rows, gamma, dx, d, dg, db, next_x, next_dy, next_rows, stream);
+          rows, gamma, dx, d, dg, db, next_x, next_dy, next_rows, stores);
       return;
     case PassSums::kAny:
       LayerNormBackwardWrite<T, kGamma, kN, false, kNativeBf16>(rows, gamma, dx, d, dg, db, next_x,
-                                                                next_dy, next_rows, stream);
+                                                                next_dy, next_rows, stores);
       return;
   }
 }
@@ -757,7 +771,7 @@ HWY_INLINE BackwardRow<T, kGamma> BackwardRowOf(const BackwardArgs& a, std::int6
 template <typename T, bool kGamma, bool kNativeBf16>
 HWY_INLINE void LayerNormBackwardBlock(const BackwardArgs& a, const Partials& partials,
                                        const WorkItem& item, std::int64_t b, const float* gamma,
-                                       bool stream) {
+                                       const DxStores& stores) {
   const std::int64_t d = a.d;
   const std::int64_t begin = SplitPoint(a.rows, partials.blocks, b);
   const std::int64_t end = SplitPoint(a.rows, partials.blocks, b + 1);
@@ -774,12 +788,12 @@ HWY_INLINE void LayerNormBackwardBlock(const BackwardArgs& a, const Partials& pa
                                               BackwardRowOf<T, kGamma>(a, r + 1, gamma)};
       T* const out[2] = {dx + r * d, dx + (r + 1) * d};
       LayerNormBackwardPass<T, kGamma, 2, kNativeBf16>(rows, gamma, out, d, dg, db, next_x, next_dy,
-                                                       next_rows, stream);
+                                                       next_rows, stores);
     } else {
       const BackwardRow<T, kGamma> rows[1] = {BackwardRowOf<T, kGamma>(a, r, gamma)};
       T* const out[1] = {dx + r * d};
       LayerNormBackwardPass<T, kGamma, 1, kNativeBf16>(rows, gamma, out, d, dg, db, next_x, next_dy,
-                                                       next_rows, stream);
+                                                       next_rows, stores);
     }
     r += n;
   }
@@ -791,7 +805,7 @@ HWY_INLINE void LayerNormBackwardBlock(const BackwardArgs& a, const Partials& pa
 template <typename T, bool kGamma, bool kNativeBf16, int kN>
 HWY_INLINE void LayerNormBackwardSiblings(const BackwardArgs& a, const Partials& partials,
                                           const WorkItem& item, std::int64_t b, const float* gamma,
-                                          bool stream) {
+                                          const DxStores& stores) {
   const std::int64_t d = a.d;
   const std::int64_t r = SplitPoint(a.rows, partials.blocks, b);
   const int next_rows = static_cast<int>(std::min<std::int64_t>(kN, item.row_end - r - kN));
@@ -805,7 +819,7 @@ HWY_INLINE void LayerNormBackwardSiblings(const BackwardArgs& a, const Partials&
   LayerNormBackwardWrite<T, kGamma, kN, true, kNativeBf16>(
       rows, gamma, out, d, partials.DgammaInto(item, b + kN - 1, true, true),
       partials.DbetaInto(item, b + kN - 1, true, true), static_cast<const T*>(a.x) + (r + kN) * d,
-      static_cast<const T*>(a.dy) + (r + kN) * d, next_rows, stream);
+      static_cast<const T*>(a.dy) + (r + kN) * d, next_rows, stores);
 }
 
 // Whether blocks b to b + n - 1 of `item` are one-row blocks of an aligned
@@ -823,23 +837,26 @@ template <typename T, bool kGamma, bool kNativeBf16>
 void LayerNormBackwardRowsOf(const BackwardArgs& a, WorkQueue& queue, const Partials& partials,
                              const float* gamma) {
   const std::int64_t row_bytes = a.d * static_cast<std::int64_t>(sizeof(T));
-  const bool stream = UseStreamingStoresForSpreadWrites(3 * a.rows * row_bytes, row_bytes);
+  const std::int64_t footprint = 3 * a.rows * row_bytes;  // x, dy and dx
+  DxStores stores;
+  stores.stream = UseStreamingStoresForSpreadWrites(footprint, row_bytes);
+  stores.prefetch = PrefetchOutputsForWriting(footprint, stores.stream);
   WorkItem item;
   while (queue.Next(&item)) {
     for (std::int64_t b = item.block_begin; b < item.block_end;) {
       if (OneRowSubtree(a, partials, item, b, 4)) {
-        LayerNormBackwardSiblings<T, kGamma, kNativeBf16, 4>(a, partials, item, b, gamma, stream);
+        LayerNormBackwardSiblings<T, kGamma, kNativeBf16, 4>(a, partials, item, b, gamma, stores);
         b += 4;
       } else if (OneRowSubtree(a, partials, item, b, 2)) {
-        LayerNormBackwardSiblings<T, kGamma, kNativeBf16, 2>(a, partials, item, b, gamma, stream);
+        LayerNormBackwardSiblings<T, kGamma, kNativeBf16, 2>(a, partials, item, b, gamma, stores);
         b += 2;
       } else {
-        LayerNormBackwardBlock<T, kGamma, kNativeBf16>(a, partials, item, b, gamma, stream);
+        LayerNormBackwardBlock<T, kGamma, kNativeBf16>(a, partials, item, b, gamma, stores);
         ++b;
       }
     }
   }
-  if (stream) hwy::FlushStream();
+  if (stores.stream) hwy::FlushStream();
 }
 
 template <typename T, bool kNativeBf16 = false>

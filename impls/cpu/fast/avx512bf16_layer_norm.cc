@@ -445,7 +445,7 @@ void Rows(const ForwardArgs& a, WorkQueue& queue, float* /*scratch*/) {
   stream.two = UseStreamingStoresForSpreadWrites(footprint, row_bytes);  // implied by `one`
   // PREFETCHW brings a line into L1: only rows of which four (the pair
   // being read, the pair prefetched) fit in half of it. Rows of 8 KiB
-  // (d = 4096) lost 7 to 15 % with it at 8 MiB (bench/README.md).
+  // (d = 4096) lost 6 to 15 % with it at 8 MiB (bench/README.md).
   stream.prefetch_y =
       PrefetchOutputsForWriting(footprint, stream.two) && 4 * row_bytes <= CoreL1dBytes() / 2;
   std::int64_t streamed = 0;

@@ -27,9 +27,10 @@
 //   non-temporal stores, after an aligning head (two rows together only when
 //   they start at the same offset within a line); partial lines use ordinary
 //   stores. The stores never change a bit. Calls that store the ordinary
-//   way, outgrow a core's L2 and have short rows prefetch the next two
-//   rows' y for writing while summing these rows' deviations (driver.h,
-//   PrefetchOutputsForWriting).
+//   way and outgrow a core's L2 (driver.h, PrefetchOutputsForWriting), and
+//   whose rows are short (avx512bf16_layer_norm.cc, Rows), prefetch the next
+//   two rows' y for writing, within the thread's item, while summing these
+//   rows' deviations.
 // Accumulation: fp32. y rounded once into bf16 by vcvtne2ps2bf16, which is
 //   round-to-nearest-even for normal, zero, infinite and NaN (quieted)
 //   values, but turns an fp32 subnormal into a signed zero (measured on an

@@ -253,8 +253,13 @@ TEST(FastKernels, MeetTheirBoundWhenRowBlocksHoldManyRows) {
 
 // Backward calls past a core's L2 that store dx the ordinary way prefetch
 // the next rows' dx for writing (driver.h, PrefetchOutputsForWriting): such
-// calls, judged against the oracle. Not vacuous: each shape takes that path.
+// calls, judged against the oracle. Not vacuous: each shape takes that path
+// (streaming, which would turn it off, is kept off whatever the L3).
 TEST(FastKernels, MeetTheirBoundWhenPrefetchingOutputsForWriting) {
+  struct Restore {
+    ~Restore() { SetStreamingFootprintBytesForTest(-1); }
+  } restore;
+  SetStreamingFootprintBytesForTest(std::numeric_limits<std::int64_t>::max() / 2);
   const std::vector<ImplInfo> impls = FastImpls();
   const std::int64_t d = 768;
   for (const DType dtype : kFastDTypes) {
@@ -262,6 +267,7 @@ TEST(FastKernels, MeetTheirBoundWhenPrefetchingOutputsForWriting) {
     const std::int64_t rows = CoreL2Bytes() / (3 * row_bytes) + 5;  // x, dy and dx past L2
     const std::int64_t footprint = 3 * rows * row_bytes;
     const bool stream = UseStreamingStoresForSpreadWrites(footprint, row_bytes);
+    ASSERT_FALSE(stream) << DTypeName(dtype);
     ASSERT_TRUE(PrefetchOutputsForWriting(footprint, stream)) << DTypeName(dtype);
     const Case c = FamilyCase("standard_normal", Norm::kLayerNorm, dtype, d, rows);
     const Reference ref = ComputeReference(c);

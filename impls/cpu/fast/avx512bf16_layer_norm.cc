@@ -25,14 +25,11 @@
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #endif
 
-// prfchw: __builtin_prefetch for writing emits PREFETCHW (every CPU with
-// AVX512_BF16 has it; older ones execute it as a no-op).
-#define LNV_BF16_TARGET \
-  __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,avx512bf16,prfchw")))
+#define LNV_BF16_TARGET __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,avx512bf16")))
 #define LNV_BF16_INLINE LNV_BF16_TARGET inline __attribute__((always_inline))
 // Lambdas carry the target themselves (they do not inherit the caller's).
 #define LNV_BF16_LAMBDA \
-  __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,avx512bf16,prfchw"), always_inline))
+  __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,avx512bf16"), always_inline))
 
 namespace lnv::fast {
 namespace {
@@ -331,18 +328,17 @@ struct NextRows {
 };
 
 // The prefetches of step i (16 elements) of that pass: K lines of the next
-// rows per line of these (two rows: one per step); y's only with kY.
+// rows per line of these (two rows: one per step); y's only with kY. A row
+// taken alone is its item's last, so nothing of y follows it there.
 template <int K, bool kY>
 LNV_BF16_INLINE void PrefetchNextRows(const NextRows& n, std::int64_t i) {
   if constexpr (K == 2) {
     if (K * i < n.x_len) _mm_prefetch(n.x + K * i, _MM_HINT_T1);
-    if (kY && K * i < n.y_len) __builtin_prefetch(n.y + K * i, 1, 3);
+    if (kY && K * i < n.y_len) PrefetchForWriting(n.y + K * i);
   } else if (i % 32 == 0) {
 #pragma GCC unroll 2
     for (int k = 0; k < K; ++k) {
-      const std::int64_t j = K * i + 32 * k;
-      if (j < n.x_len) _mm_prefetch(n.x + j, _MM_HINT_T1);
-      if (kY && j < n.y_len) __builtin_prefetch(n.y + j, 1, 3);
+      if (K * i + 32 * k < n.x_len) _mm_prefetch(n.x + K * i + 32 * k, _MM_HINT_T1);
     }
   }
 }
@@ -372,7 +368,7 @@ LNV_BF16_TARGET int RowGroup(const ForwardArgs& a, std::int64_t r, std::int64_t 
   next.x = x[K - 1] + d;
   next.x_len = std::min<std::int64_t>(K, a.rows - r - K) * d;
   next.y = y[K - 1] + d;
-  next.y_len = std::max<std::int64_t>(0, std::min<std::int64_t>(K, row_end - r - K)) * d;
+  next.y_len = std::min<std::int64_t>(K, row_end - r - K) * d;  // row_end >= r + K
   float sum[K], m2[K];
   TreeSums<K>(
       d,
@@ -437,17 +433,26 @@ LNV_BF16_TARGET std::int64_t ItemRows(const ForwardArgs& a, const WorkItem& item
 
 std::atomic<std::int64_t> g_streamed_rows{0};
 
+}  // namespace
+
+// PREFETCHW brings a line into L1: only rows of which four (the pair being
+// read, the pair prefetched) fit in half of it. Rows of 8 KiB (d = 4096)
+// lost 6 to 15 % with it at 8 MiB (bench/README.md).
+bool Avx512Bf16PrefetchesOutputs(std::int64_t footprint_bytes, std::int64_t row_bytes,
+                                 bool streaming) {
+  return PrefetchOutputsForWriting(footprint_bytes, streaming) &&
+         4 * row_bytes <= CoreL1dBytes() / 2;
+}
+
+namespace {
+
 void Rows(const ForwardArgs& a, WorkQueue& queue, float* /*scratch*/) {
   const std::int64_t row_bytes = a.d * static_cast<std::int64_t>(sizeof(std::uint16_t));
   const std::int64_t footprint = 2 * a.rows * row_bytes;  // x and y
   StreamChoice stream;
   stream.one = UseStreamingStores(footprint, row_bytes);
   stream.two = UseStreamingStoresForSpreadWrites(footprint, row_bytes);  // implied by `one`
-  // PREFETCHW brings a line into L1: only rows of which four (the pair
-  // being read, the pair prefetched) fit in half of it. Rows of 8 KiB
-  // (d = 4096) lost 6 to 15 % with it at 8 MiB (bench/README.md).
-  stream.prefetch_y =
-      PrefetchOutputsForWriting(footprint, stream.two) && 4 * row_bytes <= CoreL1dBytes() / 2;
+  stream.prefetch_y = Avx512Bf16PrefetchesOutputs(footprint, row_bytes, stream.two);
   std::int64_t streamed = 0;
   WorkItem item;
   while (queue.Next(&item)) {

@@ -28,7 +28,7 @@
 //   they start at the same offset within a line); partial lines use ordinary
 //   stores. The stores never change a bit. Calls that store the ordinary
 //   way and outgrow a core's L2 (driver.h, PrefetchOutputsForWriting), and
-//   whose rows are short (avx512bf16_layer_norm.cc, Rows), prefetch the next
+//   whose rows are short (Avx512Bf16PrefetchesOutputs), prefetch the next
 //   two rows' y for writing, within the thread's item, while summing these
 //   rows' deviations.
 // Accumulation: fp32. y rounded once into bf16 by vcvtne2ps2bf16, which is
@@ -83,6 +83,11 @@ int Avx512Bf16LayerNormForward(const ForwardArgs* args);
 // streaming (driver.h, SetStreamingFootprintBytesForTest) and check that it
 // happened.
 std::int64_t Avx512Bf16StreamedRowsForTest();
+
+// Whether a call of `footprint_bytes` (x and y) with rows of `row_bytes`,
+// streaming or not, prefetches the next rows' y for writing.
+bool Avx512Bf16PrefetchesOutputs(std::int64_t footprint_bytes, std::int64_t row_bytes,
+                                 bool streaming);
 
 // The registry entry. Call only when HaveAvx512Bf16LayerNorm().
 ImplInfo Avx512Bf16LayerNormImpl();

@@ -148,9 +148,9 @@ TEST(Avx512Bf16LayerNorm, GivesTheHighwayBitsWhenPrefetchingOutputs) {
     const std::int64_t row_bytes = d * static_cast<std::int64_t>(sizeof(std::uint16_t));
     const std::int64_t rows = CoreL2Bytes() / (2 * row_bytes) / 2 * 2 + 3;  // past L2, odd
     const std::int64_t footprint = 2 * rows * row_bytes;
-    ASSERT_TRUE(PrefetchOutputsForWriting(footprint, false) && 4 * row_bytes <= CoreL1dBytes() / 2)
-        << "d=" << d;
-    ASSERT_FALSE(UseStreamingStoresForSpreadWrites(footprint, row_bytes)) << "d=" << d;
+    const bool stream = UseStreamingStoresForSpreadWrites(footprint, row_bytes);
+    ASSERT_FALSE(stream) << "d=" << d;
+    ASSERT_TRUE(Avx512Bf16PrefetchesOutputs(footprint, row_bytes, stream)) << "d=" << d;
     auto x = Random(rows * d, 1.f, 2.f, static_cast<std::uint64_t>(d) + 2);
     x[(rows / 2) * d + 3] = Bf16Bits(std::numeric_limits<float>::infinity());
     const auto g = Random(d, 1.f, 0.25f, 13);

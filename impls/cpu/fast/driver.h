@@ -193,7 +193,7 @@ std::int64_t CoreL2Bytes();
 // its line. Two threads, alternated rounds, fast/oneDNN (bench/README.md):
 //   * the native AVX512_BF16 forward, bf16, d = 768, 64 MiB (past the cache
 //     but short of streaming): 0.79-0.81 without, 0.96-0.99 with; it adds a
-//     limit on the row length (avx512bf16_layer_norm.cc, Rows);
+//     limit on the row length (Avx512Bf16PrefetchesOutputs);
 //   * the LayerNorm backward at 16 and 64 MiB, every goal case: the bf16
 //     one at d = 768, 64 MiB, 0.96 and 1.07 without, 1.19 and 1.21 with.
 // Where the outputs are still in the L3 it costs a little (8 MiB on a guest
@@ -202,6 +202,18 @@ std::int64_t CoreL2Bytes();
 // does not try to tell.
 inline bool PrefetchOutputsForWriting(std::int64_t footprint_bytes, bool streaming) {
   return !streaming && footprint_bytes > CoreL2Bytes();
+}
+
+// The line of p, to be written: PREFETCHW on x86 (every CPU the fast
+// kernels run on has it but the oldest AVX2 ones, which execute it as a
+// no-op; inline assembly, as no kernel's target attributes name it).
+template <typename T>
+inline void PrefetchForWriting(T* p) {
+#if defined(__x86_64__) || defined(__i386__)
+  asm volatile("prefetchw %0" ::"m"(*reinterpret_cast<const char*>(p)));
+#else
+  __builtin_prefetch(p, 1, 3);
+#endif
 }
 
 // Checks the arguments (as the scalar kernels do: null required pointers,

@@ -490,19 +490,6 @@ HWY_INLINE void PrefetchToL2(const T* p) {
   __builtin_prefetch(p, 0, 2);
 }
 
-// The line of p, to be written (PREFETCHW on x86, which every target here
-// but the oldest AVX2 CPUs has and those execute as a no-op; the target
-// attributes do not name it, so __builtin_prefetch would emit a read
-// prefetch).
-template <typename T>
-HWY_INLINE void PrefetchForWriting(T* p) {
-#if defined(__x86_64__) || defined(__i386__)
-  asm volatile("prefetchw %0" ::"m"(*reinterpret_cast<const char*>(p)));
-#else
-  __builtin_prefetch(p, 1, 3);
-#endif
-}
-
 // gamma or beta as fp32, once per call and thread rather than once per row:
 // an fp32 array as it is, a bf16/f16 one converted (exactly) into `out`
 // (PaddedLength(d) floats); an absent one stays nullptr.

@@ -229,6 +229,23 @@ TEST(FastKernels, MeetTheirBoundOnEveryRowLengthAroundTheVectorAndBlockSizes) {
   }
 }
 
+// The fp32 forward's fused pairs (fast_layer_norm.cc, kFusedPairsMinRowBytes:
+// rows of 16 KiB and more), judged against the oracle: seven rows, so two
+// pairs are written fused with the next pair's sums, then a pair unfused and
+// a last row alone. The three rows above never reach a fused write.
+TEST(FastKernels, MeetTheirBoundOnLongFp32RowsWrittenInFusedPairs) {
+  for (const std::int64_t d : {4096, 4097}) {
+    const Case c = FamilyCase("large_mean", Norm::kLayerNorm, DType::kF32, d, 7,
+                              static_cast<std::uint64_t>(d));
+    const Reference ref = ComputeReference(c);
+    for (const ImplInfo& impl : FastImpls()) {
+      if (impl.norm != Norm::kLayerNorm || impl.x_dtype != DType::kF32) continue;
+      const Judgement j = JudgeWithReference(impl, c, ref);
+      EXPECT_EQ(j.verdict, Verdict::kPass) << impl.name << " d=" << d << ": " << Summarize(j);
+    }
+  }
+}
+
 // dgamma and dbeta judged where the backward's row blocks hold five rows and
 // more (driver.h, kMaxRowBlocks): a block's passes then start it, continue
 // it and end it, each a loop of its own (fast_layer_norm.cc, PassSums). The
@@ -520,20 +537,22 @@ TEST(FastKernels, ARowsResultsDoNotDependOnItsBatch) {
   }
 }
 
-// The fp32 forward takes rows two at a time and computes a pair's sums in
-// the previous pair's write pass (fast_layer_norm.cc, WriteTwoRowsSummingNext;
-// a last row alone, WriteRowSummingNext); the bf16 forward takes rows two
-// at a time (LayerNormStatsOfTwoRows, LayerNormWriteTwoBf16Rows), and a pair
-// with a rescaled row goes one row at a time. Every row of a batch must
-// still give the bits it gives alone: ordinary rows next to rescaled ones
-// (their fp32 sum of squares overflows), rows holding NaN or infinity in
-// either place of a pair, a last row without a partner, row lengths of one
-// block and of several, with and without streaming stores.
+// The fp32 forward takes rows of 16 KiB and more two at a time and computes
+// a pair's sums in the previous pair's write pass (fast_layer_norm.cc,
+// kFusedPairsMinRowBytes, WriteTwoRowsSummingNext; a last row alone in three
+// passes, as every shorter row); the bf16 forward takes rows two at a time
+// (LayerNormStatsOfTwoRows, LayerNormWriteTwoBf16Rows), and a pair with a
+// rescaled row goes one row at a time. Every row of a batch must still give
+// the bits it gives alone: ordinary rows next to rescaled ones (their fp32
+// sum of squares overflows), rows holding NaN or infinity in either place of
+// a pair, a last row without a partner, row lengths of one block and of
+// several, on both sides of the fp32 limit (4095; 4096 and 4097), with and
+// without streaming stores.
 TEST(FastKernels, EveryRowOfAMixedBatchGivesTheBitsItGivesAlone) {
   const double nan = std::numeric_limits<double>::quiet_NaN();
   const double inf = std::numeric_limits<double>::infinity();
   for (const ImplInfo& impl : FastImpls()) {
-    for (const std::int64_t d : {1, 17, 1025, 4097}) {
+    for (const std::int64_t d : {1, 17, 1025, 4095, 4096, 4097}) {
       Case c = FamilyCase("heavy_tails", impl.norm, impl.x_dtype, d, 4);
       c.dy.clear();
       std::vector<double> special(static_cast<std::size_t>(d), 1.5);

@@ -78,22 +78,15 @@ HWY_INLINE RowStats FinishLayerNormStats(DF df, const T* HWY_RESTRICT x, std::in
 
 // `next` (or nullptr): the row to prefetch while this one's deviations are
 // summed from L1.
-// `known_sum` (or nullptr): sum(x) already computed in the tree shape, by
-// the previous row's fused write pass.
 template <typename T>
 HWY_INLINE RowStats LayerNormStats(DF df, const T* HWY_RESTRICT x, std::int64_t d, float eps,
-                                   const T* next = nullptr, const float* known_sum = nullptr) {
+                                   const T* next = nullptr) {
   const float n = static_cast<float>(d);
   float sum = 0.f;
-  if (known_sum != nullptr) {
-    sum = *known_sum;
-  } else {
-    TreeSums<1>(
-        df, d,
-        [&](std::int64_t i, std::int64_t m, VF* t)
-            LNV_INLINE_LAMBDA { t[0] = LoadAt(df, x, i, m); },
-        &sum);
-  }
+  TreeSums<1>(
+      df, d,
+      [&](std::int64_t i, std::int64_t m, VF* t) LNV_INLINE_LAMBDA { t[0] = LoadAt(df, x, i, m); },
+      &sum);
   const float mean = sum / n;
   const VF vmean = hn::Set(df, mean);
   constexpr std::int64_t kPerLine = static_cast<std::int64_t>(kCacheLine / sizeof(T));
@@ -220,21 +213,18 @@ inline bool GivesNoNaN(const RowStats& st, bool finite_params) {
 }
 
 // Writes one row of y. gamma/beta: fp32 copies; gamma_t/beta_t: the caller's arrays (the bf16 path
-// reads them as bf16). With `next` (fp32, one row), the write is fused with next's first statistics
-// pass (WriteRowSummingNext), and sum(next) is returned; otherwise 0.
+// reads them as bf16).
 template <typename T, bool kGamma, bool kBeta, bool kScaled>
-HWY_INLINE float LayerNormWriteRow(const T* HWY_RESTRICT x, const float* HWY_RESTRICT gamma,
-                                   const float* HWY_RESTRICT beta, const T* HWY_RESTRICT gamma_t,
-                                   const T* HWY_RESTRICT beta_t, T* HWY_RESTRICT y, std::int64_t d,
-                                   const RowStats& st, bool stream, const T* HWY_RESTRICT next,
-                                   bool finite_params) {
+HWY_INLINE void LayerNormWriteRow(const T* HWY_RESTRICT x, const float* HWY_RESTRICT gamma,
+                                  const float* HWY_RESTRICT beta, const T* HWY_RESTRICT gamma_t,
+                                  const T* HWY_RESTRICT beta_t, T* HWY_RESTRICT y, std::int64_t d,
+                                  const RowStats& st, bool stream, bool finite_params) {
   const DF df;
   // By value: captured by reference, the constants would be reloaded from
   // memory after every store (the compiler cannot tell that y's stores do
   // not change them).
   const RowWriter<T, kGamma, kBeta, kScaled> w(x, gamma, beta, st);
   const auto at = [=](std::int64_t i, std::int64_t m) LNV_INLINE_LAMBDA { return w.At(i, m); };
-  if (next != nullptr) return WriteRowSummingNext(df, y, d, stream, at, next);
 #if HWY_TARGET != HWY_SCALAR
   if constexpr (kIsBf16<T>) {
     // Every element goes through w, with the same operands, as in `at`: the
@@ -245,14 +235,13 @@ HWY_INLINE float LayerNormWriteRow(const T* HWY_RESTRICT x, const float* HWY_RES
                                   : WriteBf16RowsInPairs<true, kGamma, kBeta, 1>(
                                         df, x, x, gamma_t, beta_t, y, y, d, stream, w, w);
     StoreRange(df, y, done, d, at);
-    return 0.f;
+    return;
   }
 #endif
   (void)gamma_t;
   (void)beta_t;
   (void)finite_params;
   WriteRow(df, y, d, stream, at);
-  return 0.f;
 }
 
 #if HWY_TARGET != HWY_SCALAR
@@ -284,19 +273,36 @@ HWY_INLINE void LayerNormWriteTwoBf16Rows(
 // LayerNormWriteRow for a row's statistics: the rescaled form when the row
 // was scaled.
 template <typename T, bool kGamma, bool kBeta>
-HWY_INLINE float LayerNormWriteRowFor(const RowStats& st, const T* HWY_RESTRICT x,
-                                      const float* HWY_RESTRICT gamma,
-                                      const float* HWY_RESTRICT beta, const T* HWY_RESTRICT gamma_t,
-                                      const T* HWY_RESTRICT beta_t, T* HWY_RESTRICT y,
-                                      std::int64_t d, bool stream, const T* HWY_RESTRICT next,
-                                      bool finite_params) {
+HWY_INLINE void LayerNormWriteRowFor(const RowStats& st, const T* HWY_RESTRICT x,
+                                     const float* HWY_RESTRICT gamma,
+                                     const float* HWY_RESTRICT beta, const T* HWY_RESTRICT gamma_t,
+                                     const T* HWY_RESTRICT beta_t, T* HWY_RESTRICT y,
+                                     std::int64_t d, bool stream, bool finite_params) {
   if (st.scale == 1.f) {
-    return LayerNormWriteRow<T, kGamma, kBeta, false>(x, gamma, beta, gamma_t, beta_t, y, d, st,
-                                                      stream, next, finite_params);
+    LayerNormWriteRow<T, kGamma, kBeta, false>(x, gamma, beta, gamma_t, beta_t, y, d, st, stream,
+                                               finite_params);
+  } else {
+    LayerNormWriteRow<T, kGamma, kBeta, true>(x, gamma, beta, gamma_t, beta_t, y, d, st, stream,
+                                              finite_params);
   }
-  return LayerNormWriteRow<T, kGamma, kBeta, true>(x, gamma, beta, gamma_t, beta_t, y, d, st,
-                                                   stream, next, finite_params);
 }
+
+// The fp32 forward takes rows of at least this many bytes two at a time,
+// fusing a pair's write with the next pair's sums (LayerNormForwardRowsOf),
+// and shorter rows one at a time in three passes. bench_kernels, fp32,
+// fast/oneDNN, medians of 3, 1 and 2 threads, 1 to 1024 MiB, on a 2-core
+// Zen 5 guest (bench/README.md, "One row at a time below 16 KiB"), fused
+// pairs against one row at a time: d = 64 and 256, 0.33-0.66 against
+// 0.83-1.19 (the fused pass spills vectors to the stack); d = 768,
+// 0.61-0.92 against 1.08-1.48; d = 1024, 0.66-0.96 against 1.22-1.41;
+// d = 2048, 0.77-1.06 against 0.91-1.29; d = 3072 (12 KiB), within the
+// scatter; d = 4096 (16 KiB, a goal case) within it too: at 1 MiB,
+// 2 threads, 1.25-1.30 against 1.22-1.27 in three of the sweep's four
+// rounds (1.88 in the fourth), but 1.04-1.30 against 1.25-1.47 outside the
+// sweep, so d = 4096 keeps the fused pairs that Intel machines measured
+// ahead (0.75x to 1.2-1.3x); d = 8192 and 16384 at 32 MiB, 1.09-1.30
+// against 0.97-1.08.
+constexpr std::int64_t kFusedPairsMinRowBytes = 16 * 1024;
 
 // Row r's statistics into the caller's mean/rstd arrays (where given).
 inline void StoreRowStats(const ForwardArgs& a, std::int64_t r, const RowStats& st) {
@@ -304,23 +310,22 @@ inline void StoreRowStats(const ForwardArgs& a, std::int64_t r, const RowStats& 
   if (a.rstd != nullptr) a.rstd[r] = st.rstd;
 }
 
-// One row: its statistics, then its y (the write fused with next's sum when
-// `fuse`); returns sum(next) when fused.
+// One row in three passes: its sum, its deviations (prefetching `next`, the
+// next row or nullptr, into L2), then its y.
 template <typename T, bool kGamma, bool kBeta>
-HWY_INLINE float LayerNormForwardRow(const ForwardArgs& a, std::int64_t r, const float* gamma,
-                                     const float* beta, bool stream, bool finite_params,
-                                     const T* next, bool fuse, const float* known_sum) {
+HWY_INLINE void LayerNormForwardRow(const ForwardArgs& a, std::int64_t r, const float* gamma,
+                                    const float* beta, bool stream, bool finite_params,
+                                    const T* next) {
   const DF df;
   const std::int64_t d = a.d;
   const T* xr = static_cast<const T*>(a.x) + r * d;
   T* yr = static_cast<T*>(a.y) + r * d;
   const T* gamma_t = static_cast<const T*>(a.gamma);
   const T* beta_t = static_cast<const T*>(a.beta);
-  const RowStats st = LayerNormStats(df, xr, d, a.eps, fuse ? nullptr : next, known_sum);
-  const float next_sum = LayerNormWriteRowFor<T, kGamma, kBeta>(
-      st, xr, gamma, beta, gamma_t, beta_t, yr, d, stream, fuse ? next : nullptr, finite_params);
+  const RowStats st = LayerNormStats(df, xr, d, a.eps, next);
+  LayerNormWriteRowFor<T, kGamma, kBeta>(st, xr, gamma, beta, gamma_t, beta_t, yr, d, stream,
+                                         finite_params);
   StoreRowStats(a, r, st);
-  return next_sum;
 }
 
 template <typename T, bool kGamma, bool kBeta>
@@ -344,7 +349,7 @@ void LayerNormForwardRowsOf(const ForwardArgs& a, WorkQueue& queue, float* scrat
   [[maybe_unused]] const auto write_pair_one_by_one = [&](const RowStats* st, const T* x0, T* y0) {
     for (int k = 0; k < 2; ++k) {
       LayerNormWriteRowFor<T, kGamma, kBeta>(st[k], x0 + k * d, gamma, beta, gamma_t, beta_t,
-                                             y0 + k * d, d, stream, nullptr, finite_params);
+                                             y0 + k * d, d, stream, finite_params);
     }
   };
   WorkItem item;
@@ -360,7 +365,7 @@ void LayerNormForwardRowsOf(const ForwardArgs& a, WorkQueue& queue, float* scrat
     // the NaN-free paired rounding (PackBf16Pair) and the block merge's
     // loop over set bits (MergeBlocks); bench_kernels, 2 threads, d = 4096:
     // 1.02-1.14x oneDNN before, 1.18-1.22x after. (Fusing a row's write
-    // with the next row's sum, as fp32 does, cost the one-row bf16 forward
+    // with the next row's sum, as long fp32 rows do, cost the one-row bf16 forward
     // 10-20 %, and gained nothing on top of the paired rounding: the bf16
     // write has twice the work per byte.) Rescaled rows, and a last row
     // without a partner, go one at a time.
@@ -388,111 +393,107 @@ void LayerNormForwardRowsOf(const ForwardArgs& a, WorkQueue& queue, float* scrat
         StoreRowStats(a, r + 1, st[1]);
       }
       if (r < item.row_end) {
-        LayerNormForwardRow<T, kGamma, kBeta>(a, r, gamma, beta, stream, finite_params, nullptr,
-                                              false, nullptr);
+        LayerNormForwardRow<T, kGamma, kBeta>(a, r, gamma, beta, stream, finite_params,
+                                              static_cast<const T*>(nullptr));
       }
     }
     if (stream_spread) hwy::FlushStream();  // `stream` implies `stream_spread`
     return;
   }
 #endif
-  // fp32 rows: each row's write is fused with the next row's sum
-  // (WriteRowSummingNext), so the next row streams in while this one streams
-  // out; the row's second pass then runs from L1. fp16 rows (and bf16 rows
-  // on the scalar target): three separate passes, the second prefetching the
-  // next row into L2. Measured with bench_kernels (bench/README.md): fusing
-  // took fp32 at d = 4096 from 0.75x to 1.2-1.3x oneDNN. The fused write streams only rows that
-  // start on a cache line. (Widening a 16-bit row once into an fp32 copy for the later passes
-  // measured slower.)
-  constexpr bool kFuse = kIsF32<T>;
-  if constexpr (kFuse) {
-    // fp32 rows two at a time, as the bf16 ones: the deviations of rows r
-    // and r + 1 in one pass (LayerNormStatsOfTwoRowsFromSums), then one
-    // write pass for both fused with the sums of rows r + 2 and r + 3
-    // (WriteTwoRowsSummingNext). Every sum has the same terms in the same
-    // tree shape as one row at a time, and every y the same operations: the
-    // same bits. Two independent chains per pass let the latency at the end
-    // of a row's sums (the final reduction, the mean, the square root)
-    // overlap the other row's work. Rescaled rows, a last row without a
-    // partner and the pair before it, and the last pair of a thread's work
-    // are written without fusion.
-    T* y = static_cast<T*>(a.y);
-    using W = RowWriter<T, kGamma, kBeta, false>;
-    // The last pair of an item is fused with the first two rows of the
-    // thread's next item, taken from the queue before that write (a
-    // cache-resident call has only a few items per thread, and an unfused
-    // write of a pair cannot overlap any reads). Which thread runs a row, and
-    // when, never changes its bits.
-    bool have_item = queue.Next(&item);
-    float sums[2] = {0.f, 0.f};
-    bool have_sums = false;  // sums[] hold the sums of rows r and r + 1
-    while (have_item) {
-      const std::int64_t end = item.row_end;
-      std::int64_t r = item.row_begin;
-      WorkItem next_item;
-      bool fetched = false;
-      bool have_next = false;
-      for (; r + 2 <= end; r += 2) {
-        const T* x0 = x + r * d;
-        const T* x1 = x0 + d;
-        if (!have_sums) {
-          TreeSums<2>(
-              df, d,
-              [=](std::int64_t i, std::int64_t m, VF* t) LNV_INLINE_LAMBDA {
-                t[0] = LoadAt(df, x0, i, m);
-                t[1] = LoadAt(df, x1, i, m);
-              },
-              sums);
-        }
-        RowStats st[2];
-        LayerNormStatsOfTwoRowsFromSums(df, x0, x1, d, a.eps, sums, static_cast<const T*>(nullptr),
-                                        0, &st[0], &st[1]);
-        const T* next = nullptr;  // the two rows whose sums the write computes
-        if (st[0].scale == 1.f && st[1].scale == 1.f) {
-          if (r + 4 <= end) {
-            next = x1 + d;
-          } else if (r + 2 == end) {
-            fetched = true;
-            have_next = queue.Next(&next_item);
-            if (have_next && next_item.row_end - next_item.row_begin >= 2) {
-              next = x + next_item.row_begin * d;
+  // Long fp32 rows (kFusedPairsMinRowBytes): two at a time, each pair's
+  // write fused with the next pair's sums (below), so the next rows stream
+  // in while these stream out. Every other row, fp16 rows and bf16 rows on
+  // the scalar target: one at a time in three passes, the second prefetching
+  // the next row into L2 (LayerNormForwardRow). The fused write streams
+  // only rows that start on a cache line. (Widening a 16-bit row once into
+  // an fp32 copy for the later passes measured slower.)
+  if constexpr (kIsF32<T>) {
+    if (d * static_cast<std::int64_t>(sizeof(T)) >= kFusedPairsMinRowBytes) {
+      // fp32 rows two at a time, as the bf16 ones: the deviations of rows r
+      // and r + 1 in one pass (LayerNormStatsOfTwoRowsFromSums), then one
+      // write pass for both fused with the sums of rows r + 2 and r + 3
+      // (WriteTwoRowsSummingNext). Every sum has the same terms in the same
+      // tree shape as one row at a time, and every y the same operations: the
+      // same bits. Two independent chains per pass let the latency at the end
+      // of a row's sums (the final reduction, the mean, the square root)
+      // overlap the other row's work. Rescaled rows, a last row without a
+      // partner and the pair before it, and the last pair of a thread's work
+      // are written without fusion.
+      T* y = static_cast<T*>(a.y);
+      using W = RowWriter<T, kGamma, kBeta, false>;
+      // The last pair of an item is fused with the first two rows of the
+      // thread's next item, taken from the queue before that write (a
+      // cache-resident call has only a few items per thread, and an unfused
+      // write of a pair cannot overlap any reads). Which thread runs a row, and
+      // when, never changes its bits.
+      bool have_item = queue.Next(&item);
+      float sums[2] = {0.f, 0.f};
+      bool have_sums = false;  // sums[] hold the sums of rows r and r + 1
+      while (have_item) {
+        const std::int64_t end = item.row_end;
+        std::int64_t r = item.row_begin;
+        WorkItem next_item;
+        bool fetched = false;
+        bool have_next = false;
+        for (; r + 2 <= end; r += 2) {
+          const T* x0 = x + r * d;
+          const T* x1 = x0 + d;
+          if (!have_sums) {
+            TreeSums<2>(
+                df, d,
+                [=](std::int64_t i, std::int64_t m, VF* t) LNV_INLINE_LAMBDA {
+                  t[0] = LoadAt(df, x0, i, m);
+                  t[1] = LoadAt(df, x1, i, m);
+                },
+                sums);
+          }
+          RowStats st[2];
+          LayerNormStatsOfTwoRowsFromSums(df, x0, x1, d, a.eps, sums,
+                                          static_cast<const T*>(nullptr), 0, &st[0], &st[1]);
+          const T* next = nullptr;  // the two rows whose sums the write computes
+          if (st[0].scale == 1.f && st[1].scale == 1.f) {
+            if (r + 4 <= end) {
+              next = x1 + d;
+            } else if (r + 2 == end) {
+              fetched = true;
+              have_next = queue.Next(&next_item);
+              if (have_next && next_item.row_end - next_item.row_begin >= 2) {
+                next = x + next_item.row_begin * d;
+              }
             }
           }
+          have_sums = next != nullptr;
+          if (have_sums) {
+            const W w0(x0, gamma, beta, st[0]);
+            const W w1(x1, gamma, beta, st[1]);
+            WriteTwoRowsSummingNext(
+                df, y + r * d, y + (r + 1) * d, d, stream,
+                [=](std::int64_t i, std::int64_t m) LNV_INLINE_LAMBDA { return w0.At(i, m); },
+                [=](std::int64_t i, std::int64_t m) LNV_INLINE_LAMBDA { return w1.At(i, m); }, next,
+                next + d, sums);
+          } else {
+            write_pair_one_by_one(st, x0, y + r * d);
+          }
+          StoreRowStats(a, r, st[0]);
+          StoreRowStats(a, r + 1, st[1]);
         }
-        have_sums = next != nullptr;
-        if (have_sums) {
-          const W w0(x0, gamma, beta, st[0]);
-          const W w1(x1, gamma, beta, st[1]);
-          WriteTwoRowsSummingNext(
-              df, y + r * d, y + (r + 1) * d, d, stream,
-              [=](std::int64_t i, std::int64_t m) LNV_INLINE_LAMBDA { return w0.At(i, m); },
-              [=](std::int64_t i, std::int64_t m) LNV_INLINE_LAMBDA { return w1.At(i, m); }, next,
-              next + d, sums);
-        } else {
-          write_pair_one_by_one(st, x0, y + r * d);
+        if (r < end) {
+          LayerNormForwardRow<T, kGamma, kBeta>(a, r, gamma, beta, stream, finite_params,
+                                                static_cast<const T*>(nullptr));
         }
-        StoreRowStats(a, r, st[0]);
-        StoreRowStats(a, r + 1, st[1]);
+        if (!fetched) have_next = queue.Next(&next_item);
+        item = next_item;
+        have_item = have_next;
       }
-      if (r < end) {
-        LayerNormForwardRow<T, kGamma, kBeta>(a, r, gamma, beta, stream, finite_params, nullptr,
-                                              false, nullptr);
-      }
-      if (!fetched) have_next = queue.Next(&next_item);
-      item = next_item;
-      have_item = have_next;
+      if (stream) hwy::FlushStream();
+      return;
     }
-    if (stream) hwy::FlushStream();
-    return;
   }
   while (queue.Next(&item)) {
-    float next_sum = 0.f;  // sum of row r, when the previous write computed it
-    bool have_sum = false;
     for (std::int64_t r = item.row_begin; r < item.row_end; ++r) {
       const T* next = r + 1 < item.row_end ? x + (r + 1) * d : nullptr;
-      next_sum = LayerNormForwardRow<T, kGamma, kBeta>(a, r, gamma, beta, stream, finite_params,
-                                                       next, kFuse, have_sum ? &next_sum : nullptr);
-      have_sum = kFuse && next != nullptr;
+      LayerNormForwardRow<T, kGamma, kBeta>(a, r, gamma, beta, stream, finite_params, next);
     }
   }
   if (stream) hwy::FlushStream();

@@ -6,10 +6,12 @@
 //   serial terms per column and block, blocks merged pairwise, then the
 //   accumulators and lanes pairwise); rstd = 1 / sqrt(var + eps), fp32
 //   division and square root; xhat = (x - mean) * rstd; y = gamma * xhat +
-//   beta with one FMA (an absent gamma or beta is skipped). For fp32 rows
-//   the pass that writes y also computes the next row's sum(x), in the same
-//   shape and so to the same bits (memory reads and writes then overlap);
-//   every row gives the bits it gives alone (tested). bf16 rows on the SIMD
+//   beta with one FMA (an absent gamma or beta is skipped). fp32 rows of
+//   16 KiB and more go two at a time, and the pass that writes a pair's y
+//   also computes the next pair's sum(x), in the same shape and so to the
+//   same bits (memory reads and writes then overlap); shorter rows go one at
+//   a time, their deviations' pass prefetching the next row. Every row
+//   gives the bits it gives alone (tested). bf16 rows on the SIMD
 //   targets go two at a time (rescaled rows one at a time) through each pass (two independent
 //   chains of sums, one write pass for both) and write y from pairs of vectors held in 32-bit
 //   lanes, gamma and beta read as bf16 (the same operations on the same values: the same bits).

@@ -686,40 +686,16 @@ HWY_INLINE VF KeepFirst(DF df, VF v, std::int64_t n) {
              : hn::IfThenElseZero(hn::FirstN(df, static_cast<std::size_t>(n)), v);
 }
 
-// WriteRow fused with the first statistics pass of the next row: out[i ..
-// i + n) = at(i, n) and, in the same loop, the tree-shaped sum of next[0, d)
-// (the same bits as TreeSums over next alone: the terms and their order are
-// the same). The next row is then read from memory while this one is
-// written, an even mix of reads and writes like a copy's, rather than a
-// burst of writes after a burst of reads. With `stream`, whole fp32 vectors
-// of a 64-byte-aligned row go out with non-temporal stores (AVX-512: one
-// vector is one line); everything else uses ordinary stores.
-template <typename T, class At>
-HWY_INLINE float WriteRowSummingNext(DF df, T* HWY_RESTRICT out, std::int64_t d, bool stream,
-                                     const At& at, const T* HWY_RESTRICT next) {
-  const std::int64_t lanes = static_cast<std::int64_t>(hn::Lanes(df));
-  constexpr bool kWholeLine = sizeof(T) * hn::MaxLanes(DF()) == kCacheLine;
-  const bool stream_lines =
-      kWholeLine && stream && reinterpret_cast<std::uintptr_t>(out) % kCacheLine == 0;
-  float sum = 0.f;
-  TreeSums<1>(
-      df, d,
-      [=](std::int64_t i, std::int64_t m, VF* t) LNV_INLINE_LAMBDA {
-        t[0] = LoadAt(df, next, i, m);
-        const VF v = at(i, m);
-        if (stream_lines && m == lanes) {
-          StreamF32As(df, v, out + i);
-        } else {
-          StoreAt(df, v, out, i, m);
-        }
-      },
-      &sum);
-  return sum;
-}
-
-// WriteRowSummingNext for two rows at once: out0 = at0 and out1 = at1 in
-// one loop, summing next0 into sums[0] and next1 into sums[1] (the same bits
-// as TreeSums over each alone).
+// WriteRow for two rows fused with the first statistics pass of the next
+// two: out0[i .. i + n) = at0(i, n) and out1[i .. i + n) = at1(i, n) and,
+// in the same loop, the tree-shaped sums of next0[0, d) into sums[0] and of
+// next1[0, d) into sums[1] (the same bits as TreeSums over each alone: the
+// terms and their order are the same). The next rows are then read from
+// memory while these are written, an even mix of reads and writes like a
+// copy's, rather than a burst of writes after a burst of reads. With
+// `stream`, whole fp32 vectors of a 64-byte-aligned row go out with
+// non-temporal stores (AVX-512: one vector is one line); everything else
+// uses ordinary stores.
 template <typename T, class At0, class At1>
 HWY_INLINE void WriteTwoRowsSummingNext(DF df, T* HWY_RESTRICT out0, T* HWY_RESTRICT out1,
                                         std::int64_t d, bool stream, const At0& at0, const At1& at1,

@@ -11,7 +11,8 @@
 //   also computes the next pair's sum(x), in the same shape and so to the
 //   same bits (memory reads and writes then overlap); shorter rows go one at
 //   a time, their deviations' pass prefetching the next row. Every row
-//   gives the bits it gives alone (tested). bf16 rows on the SIMD
+//   gives the bits it gives alone (tested; a NaN's sign and payload aside,
+//   which IEEE 754 leaves open and the compiler's operand order decides). bf16 rows on the SIMD
 //   targets go two at a time (rescaled rows one at a time) through each pass (two independent
 //   chains of sums, one write pass for both) and write y from pairs of vectors held in 32-bit
 //   lanes, gamma and beta read as bf16 (the same operations on the same values: the same bits).

@@ -439,18 +439,14 @@ void LayerNormForwardRowsOf(const ForwardArgs& a, WorkQueue& queue, float* scrat
         for (; r + 2 <= end; r += 2) {
           const T* x0 = x + r * d;
           const T* x1 = x0 + d;
-          if (!have_sums) {
-            TreeSums<2>(
-                df, d,
-                [=](std::int64_t i, std::int64_t m, VF* t) LNV_INLINE_LAMBDA {
-                  t[0] = LoadAt(df, x0, i, m);
-                  t[1] = LoadAt(df, x1, i, m);
-                },
-                sums);
-          }
           RowStats st[2];
-          LayerNormStatsOfTwoRowsFromSums(df, x0, x1, d, a.eps, sums,
-                                          static_cast<const T*>(nullptr), 0, &st[0], &st[1]);
+          if (have_sums) {
+            LayerNormStatsOfTwoRowsFromSums(df, x0, x1, d, a.eps, sums,
+                                            static_cast<const T*>(nullptr), 0, &st[0], &st[1]);
+          } else {
+            LayerNormStatsOfTwoRows(df, x0, x1, d, a.eps, static_cast<const T*>(nullptr), 0, &st[0],
+                                    &st[1]);
+          }
           const T* next = nullptr;  // the two rows whose sums the write computes
           if (st[0].scale == 1.f && st[1].scale == 1.f) {
             if (r + 4 <= end) {

@@ -537,9 +537,11 @@ TEST(FastKernels, ARowsResultsDoNotDependOnItsBatch) {
   }
 }
 
-// Row r of a batch's y against the same row's y alone: the same bits in
-// every element, except that a NaN need only be a NaN. IEEE 754 leaves the
-// sign and payload of a NaN result unspecified (§6.3), and a compiler may
+// Row r of a batch's y against the same row's y alone, by SameBits
+// (harness/formats.h): the same bits in every element, except that a NaN
+// need only be a NaN (the values widen exactly and one-to-one to double, so
+// comparing them as doubles compares their bits). IEEE 754 leaves the sign
+// and payload of a NaN result unspecified (§6.3), and a compiler may
 // commute a product: in a row whose mean is infinite, x - mean is the
 // default NaN (sign set) at the infinity and rstd a quiet NaN (sign clear),
 // and which one (x - mean) * rstd keeps follows the operand order chosen in
@@ -547,20 +549,8 @@ TEST(FastKernels, ARowsResultsDoNotDependOnItsBatch) {
 // built for AddressSanitizer). Every other bit must match.
 bool RowGivesTheBitsItGivesAlone(const Typed& batch, std::int64_t r, const Typed& alone,
                                  std::int64_t d) {
-  const std::vector<unsigned char> all = batch.Payload();
-  const std::vector<unsigned char> one = alone.Payload();
-  const std::size_t size = one.size() / static_cast<std::size_t>(d);
   for (std::int64_t i = 0; i < d; ++i) {
-    if (std::isnan(alone.At(i))) {
-      if (!std::isnan(batch.At(r * d + i))) return false;
-      continue;
-    }
-    const auto at = static_cast<std::ptrdiff_t>(size) * i;
-    const auto at_row = static_cast<std::ptrdiff_t>(size) * (r * d + i);
-    if (!std::equal(one.begin() + at, one.begin() + at + static_cast<std::ptrdiff_t>(size),
-                    all.begin() + at_row)) {
-      return false;
-    }
+    if (!SameBits(alone.At(i), batch.At(r * d + i))) return false;
   }
   return true;
 }

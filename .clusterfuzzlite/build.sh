@@ -12,7 +12,9 @@ src="${src:-$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)}"
 work="${WORK:-$(mktemp -d)}"
 : "${OUT:?set OUT to the output folder}"
 : "${LIB_FUZZING_ENGINE:?set LIB_FUZZING_ENGINE, e.g. -fsanitize=fuzzer}"
-CXXFLAGS="${CXXFLAGS:--O1 -g -fsanitize=address,undefined,fuzzer-no-link}"
+# Undefined behaviour must stop the run (fuzz/CMakeLists.txt refuses a UBSan
+# build that recovers: it would print and go on, never a finding).
+CXXFLAGS="${CXXFLAGS:--O1 -g -fsanitize=address,undefined,fuzzer-no-link -fno-sanitize-recover=undefined}"
 # Division by zero in floating point is legal IEEE (the kernels' NaN contract
 # depends on it); OSS-Fuzz's UBSan flags include it.
 CXXFLAGS="$CXXFLAGS -fno-sanitize=float-divide-by-zero"

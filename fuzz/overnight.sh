@@ -42,6 +42,8 @@ Options:
   --no-known      trap on the known findings too (fuzz/known_findings.txt)
   --preset NAME   the build: fuzz-fast (default; no ASan) or fuzz (ASan + UBSan,
                   as CI: also catches memory errors, at a fraction of the rate)
+                  or fuzz-bare (no sanitizer: blind to undefined behaviour,
+                  for the most inputs a second; fuzz/README.md, Speed)
   --entropic 0|1  libFuzzer's entropic power schedule (default 1, with its
                   rare-feature list kept short as in CI:
                   -entropic_feature_frequency_threshold=8. With d up to 4096
@@ -93,7 +95,7 @@ while (($# > 0)); do
     --minimize-seconds) [[ $# -ge 2 && "$2" =~ ^[1-9][0-9]*$ ]] || die_usage "--minimize-seconds needs seconds"
                         minimize_s="$2"; shift 2 ;;
     --no-known) known=""; shift ;;
-    --preset) [[ $# -ge 2 && "$2" =~ ^(fuzz|fuzz-fast)$ ]] || die_usage "--preset is fuzz or fuzz-fast"
+    --preset) [[ $# -ge 2 && "$2" =~ ^(fuzz|fuzz-fast|fuzz-bare)$ ]] || die_usage "--preset is fuzz, fuzz-fast or fuzz-bare"
               preset="$2"; shift 2 ;;
     --entropic) [[ $# -ge 2 && "$2" =~ ^[01]$ ]] || die_usage "--entropic is 0 or 1"; entropic="$2"; shift 2 ;;
     --no-build) build=0; shift ;;

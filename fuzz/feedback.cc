@@ -70,17 +70,24 @@ const char* ValueClassName(ValueClass c) {
 }
 
 int UlpBucket(double ulps) {
-  if (std::isnan(ulps) || std::isinf(ulps)) return 41;
+  if (std::isnan(ulps) || std::isinf(ulps)) return 14;
   if (ulps <= 0) return 0;
   if (ulps <= 0.5) return 1;
   if (ulps <= 1) return 2;
-  return std::min(40, 2 + static_cast<int>(std::ceil(std::log2(ulps))));
+  if (ulps <= 2) return 3;
+  if (ulps <= 4) return 4;
+  // ulps in (2^(e-1), 2^e], e >= 3: e = 3..6 -> 5, 7..10 -> 6, ...
+  const int e = static_cast<int>(std::ceil(std::log2(ulps)));
+  return std::min(13, 5 + (e - 3) / 4);
 }
 
 int BoundUseBucket(double bound_use) {
   if (!(bound_use > 0)) return 0;
-  // ilogb in [-60, 1]: use 2^-60 -> 1, [0.5, 1) -> 60, [1, 2) -> 61, >= 2 -> 62.
-  return SafeIlogb(bound_use, -60, 1) + 61;
+  // bound_use in [2^e, 2^(e+1)).
+  const int e = SafeIlogb(bound_use, -33, 1);
+  if (e >= -8) return 16 + e;            // [2^-8, 1) -> 8..15; [1, 2) -> 16; >= 2 -> 17
+  if (e >= -32) return 7 - (-e - 9) / 4;  // [2^-12, 2^-8) -> 7, ..., [2^-32, 2^-28) -> 2
+  return 1;
 }
 
 int KappaBucket(const RowStats& s) {

@@ -34,13 +34,21 @@ inline constexpr int kValueClassCount = 8;
 ValueClass ClassOf(double v, FloatFormat f);
 const char* ValueClassName(ValueClass c);
 
-// 0: exact; 1: <= 0.5 ulp (correctly rounded); 2: <= 1; then 2 + ceil(log2
-// ulps) up to 40; 41: infinite (a non-finite mismatch).
+// Coarse on purpose: every bucket is a feature per kernel and output, and
+// each new feature keeps an input and costs libFuzzer a walk over its corpus
+// (fuzz/README.md, Speed). 0: exact; 1: <= 0.5 ulp (correctly rounded);
+// 2: <= 1 (faithful); 3: <= 2; 4: <= 4; then four binades a bucket: 5 up to
+// 2^6, 6 up to 2^10, ..., 12 up to 2^34; 13: beyond; 14: infinite (a
+// non-finite mismatch).
 int UlpBucket(double ulps);
+inline constexpr int kUlpBuckets = 15;
 
-// ilogb(error / bound) shifted into [1, 62]: bound use 2^-60 and below share
-// bucket 1; >= 1 (a broken bound) is bucket 61 or 62. 0: no error or no claim.
+// error / bound, finest where a kernel nears its claim: one bucket a binade
+// in [2^-8, 1) (8 to 15), four binades a bucket in [2^-32, 2^-8) (2 to 7),
+// 1 below 2^-32; a broken bound, [1, 2) and beyond, is 16 and 17. 0: no
+// error or no claim.
 int BoundUseBucket(double bound_use);
+inline constexpr int kBoundUseBuckets = 18;
 
 // floor(log2(kappa^2)) = ilogb(1 + mu^2/sigma^2) clamped to [0, 60]; 61: sigma^2 = 0.
 int KappaBucket(const RowStats& s);

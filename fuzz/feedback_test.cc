@@ -37,25 +37,51 @@ TEST(Feedback, UlpBucketsSeparateExactCorrectlyRoundedOneUlpAndLargeErrors) {
   EXPECT_EQ(UlpBucket(0.3), 1);
   EXPECT_EQ(UlpBucket(0.5), 1);
   EXPECT_EQ(UlpBucket(0.7), 2);
+  EXPECT_EQ(UlpBucket(1), 2);
+  EXPECT_EQ(UlpBucket(1.5), 3);
   EXPECT_EQ(UlpBucket(3), 4);
-  EXPECT_LT(UlpBucket(1e3), UlpBucket(1e6));
-  EXPECT_EQ(UlpBucket(1e30), 40);
-  EXPECT_EQ(UlpBucket(HUGE_VAL), 41);
+  // Four binades a bucket above 4 ulps: (4, 2^6], (2^6, 2^10], ...
+  EXPECT_EQ(UlpBucket(5), 5);
+  EXPECT_EQ(UlpBucket(64), 5);
+  EXPECT_EQ(UlpBucket(65), 6);
+  EXPECT_EQ(UlpBucket(0x1p34), 12);
+  EXPECT_EQ(UlpBucket(0x1p34 * 1.01), 13);
+  EXPECT_EQ(UlpBucket(1e30), 13);
+  EXPECT_EQ(UlpBucket(HUGE_VAL), 14);
+  EXPECT_EQ(UlpBucket(NAN), 14);
+  int last = 0;
+  for (double ulps = 0.25; ulps < 1e40; ulps *= 2) {
+    const int b = UlpBucket(ulps);
+    EXPECT_GE(b, last) << ulps;
+    EXPECT_LT(b, kUlpBuckets) << ulps;
+    last = b;
+  }
 }
 
 TEST(Feedback, BoundUseBucketsGrowWithTheErrorToBoundRatio) {
   EXPECT_EQ(BoundUseBucket(0), 0);
+  EXPECT_EQ(BoundUseBucket(NAN), 0);
   EXPECT_EQ(BoundUseBucket(0x1p-80), 1);
+  EXPECT_EQ(BoundUseBucket(0x1p-33), 1);
+  EXPECT_EQ(BoundUseBucket(0x1p-32), 2);
+  EXPECT_EQ(BoundUseBucket(0x1p-9), 7);
   int last = 0;
   for (double use = 0x1p-59; use < 0.99; use *= 2) {
     const int b = BoundUseBucket(use);
-    EXPECT_GT(b, last) << use;
+    // Never down as the use grows; one bucket a binade from 2^-8 on.
+    if (use >= 0x1p-8) {
+      EXPECT_EQ(b, last + 1) << use;
+    } else {
+      EXPECT_GE(b, last) << use;
+    }
     last = b;
   }
+  EXPECT_EQ(BoundUseBucket(0.999), 15);
   // A broken bound lands above every bucket of a bound that holds.
   EXPECT_GT(BoundUseBucket(1.0), BoundUseBucket(0.999));
   EXPECT_GT(BoundUseBucket(3.0), BoundUseBucket(1.0));
   EXPECT_EQ(BoundUseBucket(1e9), BoundUseBucket(3.0));
+  EXPECT_EQ(BoundUseBucket(HUGE_VAL), kBoundUseBuckets - 1);
 }
 
 TEST(Feedback, KappaBucketsFollowTheMeanToSpreadRatio) {

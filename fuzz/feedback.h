@@ -3,7 +3,7 @@
 // runs the same code. So the target reports, as features, what it measured
 // as small integers: the class of every input value, each row's condition
 // (kappa) and eps regime, and per kernel and output the verdict, the ULP
-// error's bucket and ilogb(error / bound). fuzz_ln sets one libFuzzer extra
+// error's bucket and error / bound's bucket. fuzz_ln sets one libFuzzer extra
 // counter per feature, so a new error regime counts as new coverage.
 #ifndef LNV_FUZZ_FEEDBACK_H_
 #define LNV_FUZZ_FEEDBACK_H_

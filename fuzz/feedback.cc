@@ -85,7 +85,7 @@ int BoundUseBucket(double bound_use) {
   if (!(bound_use > 0)) return 0;
   // bound_use in [2^e, 2^(e+1)).
   const int e = SafeIlogb(bound_use, -33, 1);
-  if (e >= -8) return 16 + e;            // [2^-8, 1) -> 8..15; [1, 2) -> 16; >= 2 -> 17
+  if (e >= -8) return 16 + e;             // [2^-8, 1) -> 8..15; [1, 2) -> 16; >= 2 -> 17
   if (e >= -32) return 7 - (-e - 9) / 4;  // [2^-12, 2^-8) -> 7, ..., [2^-32, 2^-28) -> 2
   return 1;
 }

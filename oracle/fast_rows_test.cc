@@ -7,6 +7,7 @@
 
 #include <gtest/gtest.h>
 
+#include <bit>
 #include <cfloat>
 #include <cmath>
 #include <random>
@@ -114,6 +115,67 @@ TEST(FastRounding, ADbetaPastTheFormatsRangeIsInfinityOnBothPaths) {
     EXPECT_EQ(r.dbeta[0].rounded, HUGE_VAL) << "fast path " << fast;
     EXPECT_EQ(r.dbeta[1].rounded, -2.0);
   }
+}
+
+// dbeta into binary64 from the exact double-word sum (oracle.cc,
+// Binary64OfExactSum): the same bits as the exact path, double-double
+// included, on a tie to even (1 + 2^-53), sums of -0 terms and of terms
+// that cancel (+0 on both paths), a subnormal sum, and past 2^1000, where
+// the exact path decides: a sum that rounds to DBL_MAX and one past the
+// overflow threshold (hi = inf and what is left past 2^1024).
+TEST(FastRounding, Binary64DbetaOfAnExactSumIsTheExactPathsBitForBit) {
+  const double max = DBL_MAX;
+  // Two rows, six columns: column j sums dy[j] and dy[6 + j].
+  const std::vector<double> dy = {1.0,     -0.0, 0x1p-1074, 0.5,  max,     max,
+                                  0x1p-53, -0.0, 0x1p-1073, -0.5, 0x1p969, max};
+  const std::vector<double> x = {1.0, 2.0, 4.0, 8.0, 16.0, 32.0, 3.0, 1.0, 4.0, 1.0, 5.0, 9.0};
+  OracleProblem p;
+  p.rows = 2;
+  p.d = 6;
+  p.x = x;
+  p.dy = dy;
+  p.eps = kKernelEps;
+  p.out_format = kBinary64;
+  p.param_format = kBinary64;
+  OracleOptions tiered, exact;
+  tiered.recheck_every = 1;
+  exact.fast_path = false;
+  const OracleBackwardResult a = OracleBackward(p, tiered), b = OracleBackward(p, exact);
+  for (int j = 0; j < 6; ++j) {
+    const auto bits = [](double v) { return std::bit_cast<std::uint64_t>(v); };
+    EXPECT_EQ(bits(a.dbeta[j].rounded), bits(b.dbeta[j].rounded)) << "column " << j;
+    EXPECT_EQ(bits(a.dbeta[j].hi), bits(b.dbeta[j].hi)) << "column " << j;
+    EXPECT_EQ(bits(a.dbeta[j].lo), bits(b.dbeta[j].lo)) << "column " << j;
+  }
+  EXPECT_EQ(b.dbeta[0].rounded, 1.0);  // the tie 1 + 2^-53 rounds to even
+  EXPECT_EQ(b.dbeta[0].lo, 0x1p-53);
+  EXPECT_EQ(b.dbeta[1].rounded, 0.0);
+  EXPECT_FALSE(std::signbit(b.dbeta[1].rounded));
+  EXPECT_EQ(b.dbeta[4].rounded, max);  // max + 2^969 is below the threshold
+  EXPECT_EQ(b.dbeta[5].rounded, HUGE_VAL);
+  EXPECT_EQ(a.recheck_disagreements, 0);
+}
+
+// On ordinary binary64 rows every dbeta is an exact sum of two doubles, so
+// the fast branch decides each one: with recheck_every = 1 every fast or
+// wide decision is re-decided and counted, d of them dbeta's.
+TEST(FastRounding, Binary64DbetaOfOrdinaryRowsIsDecidedWithoutTheExactPath) {
+  const std::vector<double> x = {1.0, 2.0, 4.0, 8.0, 3.0, 1.0, 4.0, 1.0},
+                            dy = {0.25, -1.5, 3.0, 0.1, 0.7, 2.0, -0.3, 1.1};
+  OracleProblem p;
+  p.rows = 2;
+  p.d = 4;
+  p.x = x;
+  p.dy = dy;
+  p.eps = kKernelEps;
+  p.out_format = kBinary64;
+  p.param_format = kBinary64;
+  OracleOptions o;
+  o.recheck_every = 1;
+  const OracleBackwardResult r = OracleBackward(p, o);
+  EXPECT_EQ(r.slow_path, 0);
+  EXPECT_EQ(r.recheck_disagreements, 0);
+  EXPECT_EQ(r.rechecked, p.rows * p.d + 2 * p.d);  // dx, dgamma, dbeta
 }
 
 // A row of d values of one of the adversarial families.

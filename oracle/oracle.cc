@@ -496,6 +496,10 @@ class Row {
 // Equal as doubles, the sign of zero included.
 bool SameDouble(double a, double b) { return a == b && std::signbit(a) == std::signbit(b); }
 
+bool IsBinary64(FloatFormat f) {
+  return f.precision == kBinary64.precision && f.emin == kBinary64.emin && f.emax == kBinary64.emax;
+}
+
 // Whether the double h is a midpoint of f: (k + 1/2) ulp_f(h) for an
 // integer k (h / ulp is exact: a power-of-two scaling of a value >= 2^-1074
 // by at most 2^-(emin - p + 1), far from underflow). Above f's range it may
@@ -523,7 +527,7 @@ bool DecideEnclosure(const Value& a, const Value& b, FloatFormat f, ExactValue* 
       return true;
     }
   }
-  if (f.precision == kBinary64.precision && f.emin == kBinary64.emin && f.emax == kBinary64.emax) {
+  if (IsBinary64(f)) {
     // Rounding into binary64 is the double-double's hi (ToDoubleDouble
     // rounds each end so): compare the pairs alone.
     const auto da = oracle_internal::ToDoubleDouble(a);
@@ -780,6 +784,15 @@ OracleForwardResult Forward(const OracleProblem& p, const OracleOptions& o) {
         return xh.hi + xh.lo;
       }
       ExactValue v;
+      // Rows whose outputs need more than the double-word path (binary64)
+      // still have its operands: xhat to binary32's 2p bits from them, with
+      // DecideFast's check of the bound.
+      if (o.fast_path && row.PrepareFast() &&
+          oracle_internal::DecideFast(
+              oracle_internal::ToEd(oracle_internal::MulEdd(row.NFastWord(i), row.r_word())),
+              kBinary32, &v)) {
+        return v.hi;
+      }
       if (wide.Decide([i](oracle_internal::WideRow& w) { return w.Xhat(i); }, kBinary32, &v)) {
         return v.hi;
       }
@@ -1105,9 +1118,10 @@ FastColumns SumDgammaFast(std::vector<Row<B>>& rows, const OracleProblem& p,
 }
 
 // dbeta_j = sum over rows of dy, a row at a time (fast_rows.h, AddDbetaRow).
+// Binary64 too: an exact sum decides it (DbetaOfColumn).
 FastColumns SumDbetaFast(const OracleProblem& p, const OracleOptions& o) {
   FastColumns sums;
-  if (!o.fast_path || p.param_format.precision > 26) return sums;
+  if (!o.fast_path || (p.param_format.precision > 26 && !IsBinary64(p.param_format))) return sums;
   sums.Start(p.d);
   for (std::int64_t r = 0; r < p.rows; ++r) {
     oracle_internal::AddDbetaRow(p.dy.data() + r * p.d, p.d, sums.View());
@@ -1329,6 +1343,22 @@ ColumnSpecials ClassifyColumn(const std::vector<Row<B>>& rows, const OracleProbl
   return cs;
 }
 
+// A binary64 output whose exact value is h + l (two doubles): TwoSum gives
+// its canonical double-double, hi = the sum rounded to nearest even and lo
+// the exact rest, which is what the exact path's ToDoubleDouble gives.
+// False for sums of 2^1000 or more, where TwoSum's steps could overflow
+// (to a non-finite value, never a wrong finite one; the exact path then
+// gives what is left past 2^1024 too). The column sums start at +0, and a
+// sum of doubles is -0 only when both are, so an exact zero is +0, as on
+// the exact path.
+bool Binary64OfExactSum(double h, double l, ExactValue* out) {
+  double hi, lo;
+  oracle_internal::TwoSum(h, l, &hi, &lo);
+  if (!(std::fabs(hi) < 0x1p1000) || !std::isfinite(lo)) return false;
+  *out = ExactValue{hi, hi, lo, ValueStatus::kDecided};
+  return true;
+}
+
 // dbeta_j = sum over rows of dy: IEEE when a term is not finite, else the
 // fast sum first and the exact rational behind it.
 template <class B>
@@ -1346,7 +1376,12 @@ ExactValue DbetaOfColumn(const OracleProblem& p, std::int64_t j, const ColumnSpe
     return FromRational(sum_dy, p.param_format);
   };
   ExactValue v;
-  if (fast.ok && fast.e[j] == 0.0 &&
+  if (fast.ok && fast.e[j] == 0.0 && IsBinary64(p.param_format) &&
+      Binary64OfExactSum(fast.hi[j], fast.lo[j], &v)) {
+    recheck.Maybe(v, exact, p.param_format);
+    return v;
+  }
+  if (fast.ok && fast.e[j] == 0.0 && !IsBinary64(p.param_format) &&
       oracle_internal::RoundDoubleWord(fast.hi[j], fast.lo[j], p.param_format, &v.rounded)) {
     // The sum is exactly hi + lo (fast_rows.h): rounded exactly, ties too.
     oracle_internal::TwoSum(fast.hi[j], fast.lo[j], &v.hi, &v.lo);

@@ -108,6 +108,29 @@ TEST(WidePath, Binary64ForwardIsDecidedWithoutTheExactPathAndMatchesIt) {
   }
 }
 
+// xhat, the by-product the bounds use, of rows whose y the double-word path
+// cannot decide (binary64): from the double-word operands where DecideFast
+// proves binary32's 2p bits (oracle.cc), else the wide tier or the exact
+// path. Each is the exact xhat to 2^-48, so two of them agree to 2^-47,
+// offsets that cancel included.
+TEST(WidePath, Binary64RowsGiveXhatToBinary32sTwoPBits) {
+  std::mt19937_64 rng(1205);
+  for (const OracleNorm norm : {OracleNorm::kLayerNorm, OracleNorm::kRmsNorm}) {
+    for (const double offset : {0.0, 0x1p30, 0x1p60}) {
+      Problem pr = Make(rng, norm, 3, 17, offset, 1.0, kBinary64, kBinary64);
+      OracleOptions tiered, exact;
+      exact.fast_path = false;
+      const OracleForwardResult a = OracleForward(pr.p, tiered);
+      const OracleForwardResult b = OracleForward(pr.p, exact);
+      ASSERT_EQ(a.xhat.size(), b.xhat.size());
+      for (std::size_t i = 0; i < a.xhat.size(); ++i) {
+        EXPECT_LE(std::fabs(a.xhat[i] - b.xhat[i]), std::ldexp(std::fabs(b.xhat[i]), -47))
+            << "offset " << offset << ", element " << i << ": " << a.xhat[i] << " vs " << b.xhat[i];
+      }
+    }
+  }
+}
+
 TEST(WidePath, ForwardMatchesTheExactPathUnderCancellation) {
   std::mt19937_64 rng(9);
   for (const FloatFormat f : {kBinary64, kBinary32, kBfloat16}) {

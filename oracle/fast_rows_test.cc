@@ -117,6 +117,21 @@ TEST(FastRounding, ADbetaPastTheFormatsRangeIsInfinityOnBothPaths) {
   }
 }
 
+// A LayerNorm backward of `rows` rows of x and dy (kept alive by the
+// caller) without gamma and beta, every output binary64.
+OracleProblem Binary64Backward(const std::vector<double>& x, const std::vector<double>& dy,
+                               std::int64_t rows) {
+  OracleProblem p;
+  p.rows = rows;
+  p.d = static_cast<std::int64_t>(x.size()) / rows;
+  p.x = x;
+  p.dy = dy;
+  p.eps = kKernelEps;
+  p.out_format = kBinary64;
+  p.param_format = kBinary64;
+  return p;
+}
+
 // dbeta into binary64 from the exact double-word sum (oracle.cc,
 // Binary64OfExactSum): the same bits as the exact path, double-double
 // included, on a tie to even (1 + 2^-53), sums of -0 terms and of terms
@@ -129,14 +144,7 @@ TEST(FastRounding, Binary64DbetaOfAnExactSumIsTheExactPathsBitForBit) {
   const std::vector<double> dy = {1.0,     -0.0, 0x1p-1074, 0.5,  max,     max,
                                   0x1p-53, -0.0, 0x1p-1073, -0.5, 0x1p969, max};
   const std::vector<double> x = {1.0, 2.0, 4.0, 8.0, 16.0, 32.0, 3.0, 1.0, 4.0, 1.0, 5.0, 9.0};
-  OracleProblem p;
-  p.rows = 2;
-  p.d = 6;
-  p.x = x;
-  p.dy = dy;
-  p.eps = kKernelEps;
-  p.out_format = kBinary64;
-  p.param_format = kBinary64;
+  const OracleProblem p = Binary64Backward(x, dy, 2);
   OracleOptions tiered, exact;
   tiered.recheck_every = 1;
   exact.fast_path = false;
@@ -162,14 +170,7 @@ TEST(FastRounding, Binary64DbetaOfAnExactSumIsTheExactPathsBitForBit) {
 TEST(FastRounding, Binary64DbetaOfOrdinaryRowsIsDecidedWithoutTheExactPath) {
   const std::vector<double> x = {1.0, 2.0, 4.0, 8.0, 3.0, 1.0, 4.0, 1.0},
                             dy = {0.25, -1.5, 3.0, 0.1, 0.7, 2.0, -0.3, 1.1};
-  OracleProblem p;
-  p.rows = 2;
-  p.d = 4;
-  p.x = x;
-  p.dy = dy;
-  p.eps = kKernelEps;
-  p.out_format = kBinary64;
-  p.param_format = kBinary64;
+  const OracleProblem p = Binary64Backward(x, dy, 2);
   OracleOptions o;
   o.recheck_every = 1;
   const OracleBackwardResult r = OracleBackward(p, o);

@@ -59,8 +59,9 @@ Options:
   --hit-counts 0|1  libFuzzer's hit-count features (-use_counters; default 0
                   with --max-d 64 or less, else 1). At d <= 64 an edge's hit
                   counts mostly tell row lengths apart; without them
-                  fuzz-bare ran at 1.21 to 1.42 times the inputs a second,
-                  reaching as many edges, in each of seven pairs of runs.
+                  fuzz-bare ran at 1.21 to 1.42 times the inputs a second
+                  in seven pairs of runs, with as many edges in the five
+                  whose edges were compared.
                   With d up to 4096 they kept the corpus's inputs short,
                   and dropping them cost rate (fuzz/README.md, Speed).
   --no-build      use the existing build of the preset

@@ -550,6 +550,29 @@ bool DecideEnclosure(const Value& a, const Value& b, FloatFormat f, ExactValue* 
   return true;
 }
 
+// y = beta + t in binary64, for a normal beta and a t = gamma xhat enclosed
+// by [a, b] that lies below a quarter of beta's last place. Every value that
+// close to beta rounds to it (below a power of two the spacing halves, and a
+// quarter ulp is still under half of it), so hi = beta, y - hi = t exactly,
+// and lo = RN(t), decided when both ends round to one double, its sign
+// included: the exact path's ToDoubleDouble, hi and then RN(y - hi), gives
+// the same. This decides the double-double of a y whose t lies below the
+// subnormal quantum relative to beta (a subnormal gamma): an enclosure of y
+// itself would need it to about 1,100 bits.
+bool DecideBesideDouble(double beta, const oracle_internal::Dyadic& a,
+                        const oracle_internal::Dyadic& b, ExactValue* out) {
+  if (!std::isfinite(beta) || std::fabs(beta) < std::numeric_limits<double>::min()) return false;
+  const std::int64_t quarter_ulp = std::ilogb(beta) - 54;  // ulp(beta) = 2^(ilogb(beta) - 52)
+  const auto below = [&](const oracle_internal::Dyadic& t) {
+    return t.used == 0 || oracle_internal::MsbOf(t) + t.exp + 1 <= quarter_ulp;  // |t| < 2^...
+  };
+  if (!below(a) || !below(b)) return false;
+  const double lo = oracle_internal::ToDouble(a);
+  if (!SameDouble(lo, oracle_internal::ToDouble(b))) return false;
+  *out = ExactValue{beta, beta, lo, ValueStatus::kDecided};
+  return true;
+}
+
 // A + P e in the fixed-width dyadics (dyadic.h), with room for
 // ToDoubleDouble's remainder; false if something does not fit.
 bool AddScaledFixed(const oracle_internal::Dyadic& A, const oracle_internal::Dyadic& P,
@@ -690,10 +713,15 @@ class WideTier {
 
   template <class Enclose>  // WideIv(WideRow&)
   bool Decide(Enclose enclose, FloatFormat f, ExactValue* out) {
-    if (state_ == 0) Prepare();
     oracle_internal::Dyadic lo, hi;
-    return state_ > 0 && oracle_internal::WideEnds(enclose(*scratch_.wide), &lo, &hi) &&
-           DecideEnclosure(lo, hi, f, out);
+    return Ends(enclose, &lo, &hi) && DecideEnclosure(lo, hi, f, out);
+  }
+
+  // The ends of an enclosure (WideEnds); false where the tier is off.
+  template <class Enclose>
+  bool Ends(Enclose enclose, oracle_internal::Dyadic* lo, oracle_internal::Dyadic* hi) {
+    if (state_ == 0) Prepare();
+    return state_ > 0 && oracle_internal::WideEnds(enclose(*scratch_.wide), lo, hi);
   }
 
  private:
@@ -840,8 +868,13 @@ OracleForwardResult Forward(const OracleProblem& p, const OracleOptions& o) {
         }
       }
       if (!fast) xhat[i] = xhat_of(i);
+      oracle_internal::Dyadic t_lo, t_hi;
       if (wide.Decide([&](oracle_internal::WideRow& w) { return w.Y(i, g, b); }, p.out_format,
-                      &y[i])) {
+                      &y[i]) ||
+          (IsBinary64(p.out_format) &&
+           wide.Ends([&](oracle_internal::WideRow& w) { return w.GammaXhat(i, g); }, &t_lo,
+                     &t_hi) &&
+           DecideBesideDouble(b, t_lo, t_hi, &y[i]))) {
         recheck.Maybe(
             y[i], [&] { return exact_y(i); }, p.out_format);
         continue;

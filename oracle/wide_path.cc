@@ -243,10 +243,15 @@ WideIv WideRow::Xhat(std::int64_t i) {
   return xhat;
 }
 
+WideIv WideRow::GammaXhat(std::int64_t i, double gamma) {
+  const WideIv xhat = Xhat(i), t = Iv(kDx);
+  MulExact(t, xhat, Point(gamma));
+  return t;
+}
+
 WideIv WideRow::Y(std::int64_t i, double gamma, double beta) {
-  const WideIv xhat = Xhat(i), y = Iv(kDx);
-  MulExact(y, xhat, Point(gamma));
-  mpfr_srcptr b = Point(beta);
+  const WideIv y = GammaXhat(i, gamma);
+  mpfr_srcptr b = Point(beta);  // after the product: both use the point slot
   mpfr_add(y.lo, y.lo, b, kDown);
   mpfr_add(y.hi, y.hi, b, kUp);
   return y;

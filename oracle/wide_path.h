@@ -102,9 +102,11 @@ class WideRow {
   // narrowed so that doubles and their products are no longer exact (the
   // exact path then decides).
   bool PrepareStats(const double* x, std::int64_t d, bool layer, double eps);
-  // The enclosures of xhat_i = n_i r and of y_i = beta + gamma xhat_i for
-  // finite gamma and beta (after PrepareStats); valid until the next call.
+  // The enclosures of xhat_i = n_i r, of gamma xhat_i and of y_i = beta +
+  // gamma xhat_i for finite gamma and beta (after PrepareStats); valid until
+  // the next call.
   WideIv Xhat(std::int64_t i);
+  WideIv GammaXhat(std::int64_t i, double gamma);  // gamma xhat_i: y without beta
   WideIv Y(std::int64_t i, double gamma, double beta);
   // a and b from the row's dy and gamma (gamma all ones when absent), all
   // finite, after PrepareStats returned true.

@@ -229,6 +229,45 @@ TEST(WidePath, Binary64ValuesAHairFromADoubleMatchTheExactPath) {
   EXPECT_LT(bb.dgamma[0].lo, 0.0);
 }
 
+// y = beta + gamma xhat with gamma subnormal and beta normal, as fuzz_ln
+// drives the binary64 kernels: t = gamma xhat lies far below beta's last
+// place, so the double-double is (beta, RN(t)), whose lo only an enclosure
+// to about 1,100 bits of y could resolve. The oracle decides it from an
+// enclosure of t (oracle.cc, DecideBesideDouble), with the exact path's bits:
+// tails of either sign, one that rounds to -0, one a few subnormal quanta
+// wide, beta a power of two (half the spacing below it), and none of them on
+// the exact path.
+TEST(WidePath, Binary64YWithATailFarBelowBetasLastPlaceMatchesTheExactPath) {
+  const std::vector<double> x = {-1.0, 1.0, 0.5, -0.25, 3.0, 0.0};
+  const std::vector<double> gamma = {
+      0x1p-1074, -0x1.8p-1060, 0x1p-1074, 0x1p-1074, 0x1.3b79602dc35f1p-1022, -0x1p-1070};
+  const std::vector<double> beta = {0.25, 1.5, -0x1.95ae44a97fe51p+0, 1.0, -2.0, 0x1p-900};
+  OracleProblem p;
+  p.norm = OracleNorm::kLayerNorm;
+  p.rows = 1;
+  p.d = 6;
+  p.x = x;
+  p.gamma = gamma;
+  p.beta = beta;
+  p.eps = 1e-5;
+  p.out_format = kBinary64;
+  p.param_format = kBinary64;
+  OracleOptions tiered, exact;
+  tiered.recheck_every = 1;
+  exact.fast_path = false;
+  const OracleForwardResult a = OracleForward(p, tiered), b = OracleForward(p, exact);
+  ExpectSame(a.y, b.y, kBinary64, "y");
+  EXPECT_EQ(a.slow_path, 0);
+  EXPECT_EQ(a.recheck_disagreements, 0);
+  int negative_zero = 0;
+  for (std::size_t i = 0; i < beta.size(); ++i) {
+    EXPECT_TRUE(SameBits(b.y[i].hi, beta[i])) << i;
+    if (b.y[i].lo == 0.0 && std::signbit(b.y[i].lo)) ++negative_zero;
+  }
+  EXPECT_EQ(negative_zero, 1);  // x_2 just below the mean, gamma_2 > 0
+  EXPECT_NE(b.y[4].lo, 0.0);
+}
+
 // Each of the row's enclosures holds the exact value, checked in exact
 // rationals: mu, q, n_i, a and b directly, r, y_i and dx_i (irrational:
 // c/sqrt(q) for a rational c) by comparing squares. The rows make the

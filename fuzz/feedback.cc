@@ -8,22 +8,37 @@
 namespace lnv::fuzz {
 namespace {
 
-// Feature kinds: the first component of every feature tuple.
-enum Kind : std::uint64_t {
-  kValue = 1,
-  kKappa = 2,
-  kEpsRegime = 3,
-  kVerdict = 4,
-  kUlp = 5,
-  kBoundUse = 6,
-  kOracle = 7,
-};
+// Feature ids, dense: each tuple of the feedback has a counter of its own
+// (hashed into twice the space, about one in seven of the 9,700 features a
+// five-minute run reaches shared a counter with another). In order: the
+// value classes (array x dtype x class), kappa buckets and eps regimes
+// (dtype x bucket), the oracle's exact-path buckets, then a block per kernel
+// slot: per output the verdict, the ULP bucket and the bound-use bucket,
+// then the kernel's overall verdict. Slots past the last whole block share
+// blocks (slot modulo their number).
+constexpr std::uint32_t kDTypes = 4;  // DType's values are 0 to 3 (lnv_plugin.h)
+constexpr std::uint32_t kVerdicts = static_cast<std::uint32_t>(Verdict::kBufferOverrun) + 1;
+constexpr std::uint32_t kOutputs = kAllOutputs.size();
+constexpr std::uint32_t kKappaBuckets = 62;  // KappaBucket: 0 to 61
+constexpr std::uint32_t kEpsRegimes = 82;    // ilogb(sigma^2 / eps) + 41: 0 to 81
+constexpr std::uint32_t kSlowPathBuckets = 22;
 
-std::uint64_t Mix(std::uint64_t z) {
-  z += 0x9e3779b97f4a7c15ULL;
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-  return z ^ (z >> 31);
+constexpr std::uint32_t kValueBase = 0;
+constexpr std::uint32_t kKappaBase = kValueBase + 4 * kDTypes * kValueClassCount;
+constexpr std::uint32_t kEpsBase = kKappaBase + kDTypes * kKappaBuckets;
+constexpr std::uint32_t kOracleBase = kEpsBase + kDTypes * kEpsRegimes;
+constexpr std::uint32_t kSlotBase = kOracleBase + kSlowPathBuckets + 2;
+constexpr std::uint32_t kPerOutput = kVerdicts + kUlpBuckets + kBoundUseBuckets;
+constexpr std::uint32_t kSlotBlock = kOutputs * kPerOutput + kVerdicts;
+static_assert(kSlotBase + kSlotBlock * kFeatureSlots <= kFeatureSpace);
+
+std::uint32_t DTypeIndex(DType t) {
+  const auto i = static_cast<std::uint32_t>(t);
+  return i < kDTypes ? i : kDTypes - 1;
+}
+
+std::uint32_t SlotBase(std::size_t slot) {
+  return kSlotBase + kSlotBlock * static_cast<std::uint32_t>(slot % kFeatureSlots);
 }
 
 // Clamped ilogb that is defined for 0 and non-finite values.
@@ -103,20 +118,19 @@ int KappaBucket(const RowStats& s) {
   return SafeIlogb(1.0 + (s.mean * s.mean) / s.var, 0, 60);
 }
 
-void FeatureSet::Add(std::uint64_t kind, std::uint64_t a, std::uint64_t b, std::uint64_t c) {
-  const auto id = static_cast<std::uint32_t>(Mix(Mix(Mix(Mix(kind) ^ a) ^ b) ^ c) % kFeatureSpace);
+void FeatureSet::Add(std::uint32_t id) {
   if (std::find(ids_.begin(), ids_.end(), id) == ids_.end()) ids_.push_back(id);
 }
 
 void AddInputFeatures(const Case& c, const std::vector<RowStats>& stats, FeatureSet* out) {
   const FloatFormat xf = FormatOf(c.dtype), pf = FormatOf(c.param_dtype);
-  const auto dtype = static_cast<std::uint64_t>(c.dtype);
-  auto values = [&](const std::vector<double>& v, std::uint64_t array, FloatFormat f) {
+  const std::uint32_t dtype = DTypeIndex(c.dtype);
+  auto values = [&](const std::vector<double>& v, std::uint32_t array, FloatFormat f) {
     bool seen[kValueClassCount] = {};
     const double min_normal = std::ldexp(1.0, f.emin), top_binade = std::ldexp(1.0, f.emax);
     for (double x : v) seen[static_cast<int>(ClassWithin(x, min_normal, top_binade))] = true;
-    for (int k = 0; k < kValueClassCount; ++k) {
-      if (seen[k]) out->Add(kValue, array, dtype, static_cast<std::uint64_t>(k));
+    for (std::uint32_t k = 0; k < kValueClassCount; ++k) {
+      if (seen[k]) out->Add(kValueBase + (array * kDTypes + dtype) * kValueClassCount + k);
     }
   };
   values(c.x, 0, xf);
@@ -124,30 +138,32 @@ void AddInputFeatures(const Case& c, const std::vector<RowStats>& stats, Feature
   values(c.beta, 2, pf);
   values(c.dy, 3, xf);
   for (const RowStats& s : stats) {
-    out->Add(kKappa, dtype, static_cast<std::uint64_t>(KappaBucket(s)));
+    out->Add(kKappaBase + dtype * kKappaBuckets + static_cast<std::uint32_t>(KappaBucket(s)));
     if (s.finite && c.eps > 0) {
       // ilogb(sigma^2 / eps) in [-40, 40]: where eps starts to dominate q.
       const int r = s.var == 0 ? -41 : SafeIlogb(s.var / c.eps, -40, 40);
-      out->Add(kEpsRegime, dtype, static_cast<std::uint64_t>(r + 41));
+      out->Add(kEpsBase + dtype * kEpsRegimes + static_cast<std::uint32_t>(r + 41));
     }
   }
 }
 
 void AddJudgementFeatures(std::size_t slot, const Judgement& j, FeatureSet* out) {
+  const std::uint32_t base = SlotBase(slot);
   for (const OutputResult& o : j.outputs) {
     if (!o.present) continue;
-    const auto output = static_cast<std::uint64_t>(o.output);
-    out->Add(kVerdict, slot, output, static_cast<std::uint64_t>(o.verdict));
-    out->Add(kUlp, slot, output, static_cast<std::uint64_t>(UlpBucket(o.max_ulp)));
-    out->Add(kBoundUse, slot, output, static_cast<std::uint64_t>(BoundUseBucket(o.max_bound_use)));
+    const std::uint32_t at = base + static_cast<std::uint32_t>(o.output) * kPerOutput;
+    out->Add(at + static_cast<std::uint32_t>(o.verdict));
+    out->Add(at + kVerdicts + static_cast<std::uint32_t>(UlpBucket(o.max_ulp)));
+    out->Add(at + kVerdicts + kUlpBuckets +
+             static_cast<std::uint32_t>(BoundUseBucket(o.max_bound_use)));
   }
-  out->Add(kVerdict, slot, 99, static_cast<std::uint64_t>(j.verdict));
+  out->Add(base + kOutputs * kPerOutput + static_cast<std::uint32_t>(j.verdict));
 }
 
 void AddOracleFeatures(std::int64_t slow_path, std::int64_t undecided, FeatureSet* out) {
-  out->Add(kOracle, 0,
-           static_cast<std::uint64_t>(SafeIlogb(static_cast<double>(slow_path), -1, 20) + 1));
-  out->Add(kOracle, 1, undecided > 0 ? 1 : 0);
+  out->Add(kOracleBase +
+           static_cast<std::uint32_t>(SafeIlogb(static_cast<double>(slow_path), -1, 20) + 1));
+  out->Add(kOracleBase + kSlowPathBuckets + (undecided > 0 ? 1 : 0));
 }
 
 }  // namespace lnv::fuzz

@@ -17,8 +17,11 @@
 
 namespace lnv::fuzz {
 
-// Number of distinct feature ids (the extra-counter array's size).
-inline constexpr std::size_t kFeatureSpace = std::size_t{1} << 16;
+// Number of distinct feature ids (the extra-counter array's size, which
+// libFuzzer clears and scans after every input), and the kernel slots whose
+// judgement features have counters of their own (feedback.cc).
+inline constexpr std::size_t kFeatureSpace = std::size_t{1} << 15;
+inline constexpr std::size_t kFeatureSlots = 116;
 
 enum class ValueClass : std::uint8_t {
   kZero,
@@ -56,7 +59,7 @@ int KappaBucket(const RowStats& s);
 // Features: ids in [0, kFeatureSpace), deduplicated on insert.
 class FeatureSet {
  public:
-  void Add(std::uint64_t kind, std::uint64_t a, std::uint64_t b = 0, std::uint64_t c = 0);
+  void Add(std::uint32_t id);
   const std::vector<std::uint32_t>& ids() const { return ids_; }
 
  private:

@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <set>
+#include <tuple>
 
 #include "harness/families.h"
 #include "impls/registry.h"
@@ -112,6 +114,53 @@ TEST(Feedback, AKernelNearItsBoundGivesFeaturesThatOneFarFromItDoesNot) {
     new_in_b += std::find(a.ids().begin(), a.ids().end(), id) == a.ids().end();
   }
   EXPECT_GT(new_in_b, 0) << "a broken bound must be new coverage";
+}
+
+// Feature ids are dense (feedback.cc): every verdict, ULP bucket and
+// bound-use bucket of every output of the first kFeatureSlots kernel slots,
+// and every oracle bucket, has a counter of its own. (Hashed into the space,
+// as the ids once were, tuples this many shared counters.)
+TEST(Feedback, DistinctJudgementAndOracleTuplesNeverShareACounter) {
+  const std::vector<double> ulps = {
+      0,      0.5,    1,      2,      4,
+      0x1p6,  0x1p10, 0x1p14, 0x1p18, 0x1p22,
+      0x1p26, 0x1p30, 0x1p34, 0x1p40, std::numeric_limits<double>::infinity()};
+  const std::vector<double> uses = {0,       0x1p-40, 0x1p-30, 0x1p-26, 0x1p-22, 0x1p-18,
+                                    0x1p-14, 0x1p-10, 0x1p-8,  0x1p-7,  0x1p-6,  0x1p-5,
+                                    0x1p-4,  0x1p-3,  0x1p-2,  0.5,     1,       4};
+  std::set<std::tuple<std::size_t, int, int, int>> tuples;  // slot, output, kind, value
+  std::set<std::uint32_t> ids;
+  for (std::size_t slot = 0; slot < kFeatureSlots; ++slot) {
+    FeatureSet f;
+    for (int k = 0; k < 18; ++k) {
+      Judgement j;
+      j.verdict = static_cast<Verdict>(k % 11);
+      tuples.insert({slot, 6, 0, k % 11});
+      for (const Output o : kAllOutputs) {
+        const int oi = static_cast<int>(o);
+        OutputResult& r = j[o];
+        r.output = o;
+        r.present = true;
+        r.verdict = static_cast<Verdict>((k + oi) % 11);
+        r.max_ulp = ulps[(k + oi) % ulps.size()];
+        r.max_bound_use = uses[(k + 2 * oi) % uses.size()];
+        tuples.insert({slot, oi, 0, (k + oi) % 11});
+        tuples.insert({slot, oi, 1, UlpBucket(r.max_ulp)});
+        tuples.insert({slot, oi, 2, BoundUseBucket(r.max_bound_use)});
+      }
+      AddJudgementFeatures(slot, j, &f);
+    }
+    ids.insert(f.ids().begin(), f.ids().end());
+  }
+  FeatureSet oracle;
+  for (int e = -1; e <= 20; ++e) {
+    AddOracleFeatures(e < 0 ? 0 : std::int64_t{1} << e, e < 0 ? 1 : 0, &oracle);
+  }
+  ids.insert(oracle.ids().begin(), oracle.ids().end());
+  EXPECT_EQ(oracle.ids().size(), 24u);  // 22 exact-path buckets, undecided or not
+  EXPECT_EQ(ids.size(), tuples.size() + 24);
+  EXPECT_EQ(tuples.size(), kFeatureSlots * (6 * (11 + 15 + 18) + 11));
+  EXPECT_LT(*ids.rbegin(), kFeatureSpace);
 }
 
 TEST(Feedback, InputFeaturesSeeSpecialsThatFiniteRowsLack) {

@@ -16,6 +16,7 @@
 #include "oracle/backends.h"
 #include "oracle/fast_stats.h"
 #include "oracle/rat.h"
+#include "oracle/test_problems.h"
 
 namespace lnv::oracle_internal {
 namespace {
@@ -121,14 +122,8 @@ TEST(FastRounding, ADbetaPastTheFormatsRangeIsInfinityOnBothPaths) {
 // caller) without gamma and beta, every output binary64.
 OracleProblem Binary64Backward(const std::vector<double>& x, const std::vector<double>& dy,
                                std::int64_t rows) {
-  OracleProblem p;
-  p.rows = rows;
-  p.d = static_cast<std::int64_t>(x.size()) / rows;
-  p.x = x;
+  OracleProblem p = RowsOf(OracleNorm::kLayerNorm, x, rows, kKernelEps, kBinary64);
   p.dy = dy;
-  p.eps = kKernelEps;
-  p.out_format = kBinary64;
-  p.param_format = kBinary64;
   return p;
 }
 

@@ -12,6 +12,8 @@
 #include <span>
 #include <vector>
 
+#include "oracle/test_problems.h"
+
 namespace lnv {
 namespace {
 
@@ -27,16 +29,9 @@ Solved Solve(OracleNorm norm, std::vector<double> x, double eps, std::vector<dou
              std::vector<double> beta = {}, std::vector<double> dy = {},
              FloatFormat out = kBinary32, OracleBackend backend = OracleBackend::kBoost,
              bool fast = true) {
-  OracleProblem p;
-  p.norm = norm;
-  p.rows = 1;
-  p.d = static_cast<std::int64_t>(x.size());
-  p.x = x;
+  OracleProblem p = RowsOf(norm, x, 1, eps, out);
   p.gamma = gamma;
   p.beta = beta;
-  p.eps = eps;
-  p.out_format = out;
-  p.param_format = out;
   OracleOptions o;
   o.backend = backend;
   o.fast_path = fast;
@@ -436,13 +431,8 @@ TEST(OracleBackward, FallsBackToTheExactPathWhenDyTimesGammaOverflowsInTheFastPa
 OracleBackwardResult BackwardRows(OracleNorm norm, std::int64_t rows, const std::vector<double>& x,
                                   const std::vector<double>& dy, double eps, OracleBackend backend,
                                   bool fast, int max_bits = OracleOptions{}.max_bits) {
-  OracleProblem p;
-  p.norm = norm;
-  p.rows = rows;
-  p.d = static_cast<std::int64_t>(x.size()) / rows;
-  p.x = x;
+  OracleProblem p = RowsOf(norm, x, rows, eps, kBinary32);
   p.dy = dy;
-  p.eps = eps;
   OracleOptions o;
   o.backend = backend;
   o.fast_path = fast;

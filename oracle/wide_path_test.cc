@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "oracle/oracle.h"
+#include "oracle/test_problems.h"
 
 namespace lnv {
 namespace {
@@ -206,16 +207,9 @@ TEST(WidePath, AgreesOnTiesAndNearTies) {
 // 2^-900)^(-1/2) x_i/|x_i| and dgamma_j = dy_j x_j/|x_j| (1 + 2^-900)^(-1/2).
 TEST(WidePath, Binary64ValuesAHairFromADoubleMatchTheExactPath) {
   std::vector<double> x = {0x1p349, -0x1p349}, gamma = {0.75, -10.0}, dy = {1.0, 0.5};
-  OracleProblem p;
-  p.norm = OracleNorm::kRmsNorm;
-  p.rows = 1;
-  p.d = 2;
-  p.x = x;
+  OracleProblem p = RowsOf(OracleNorm::kRmsNorm, x, 1, 0x1p-202, kBinary64);
   p.gamma = gamma;
   p.dy = dy;
-  p.eps = 0x1p-202;
-  p.out_format = kBinary64;
-  p.param_format = kBinary64;
   OracleOptions tiered, exact;
   exact.fast_path = false;
   const OracleForwardResult fa = OracleForward(p, tiered), fb = OracleForward(p, exact);
@@ -242,16 +236,9 @@ TEST(WidePath, Binary64YWithATailFarBelowBetasLastPlaceMatchesTheExactPath) {
   const std::vector<double> gamma = {
       0x1p-1074, -0x1.8p-1060, 0x1p-1074, 0x1p-1074, 0x1.3b79602dc35f1p-1022, -0x1p-1070};
   const std::vector<double> beta = {0.25, 1.5, -0x1.95ae44a97fe51p+0, 1.0, -2.0, 0x1p-900};
-  OracleProblem p;
-  p.norm = OracleNorm::kLayerNorm;
-  p.rows = 1;
-  p.d = 6;
-  p.x = x;
+  OracleProblem p = RowsOf(OracleNorm::kLayerNorm, x, 1, 1e-5, kBinary64);
   p.gamma = gamma;
   p.beta = beta;
-  p.eps = 1e-5;
-  p.out_format = kBinary64;
-  p.param_format = kBinary64;
   OracleOptions tiered, exact;
   tiered.recheck_every = 1;
   exact.fast_path = false;

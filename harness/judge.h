@@ -71,6 +71,7 @@ enum class Verdict {
   kCrashed,        // killed by a signal, or exited, before returning
   kTimedOut,       // still running after the timeout
   kBufferOverrun,  // touched memory outside its buffers, or wrote into an input
+  // (Last: fuzz/feedback.cc counts the verdicts up to it.)
 };
 std::string_view VerdictName(Verdict v);
 // kBeyondTypical, kBoundExceeded, kNotFinite, kNanMismatch, kKernelError and

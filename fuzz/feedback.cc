@@ -17,6 +17,7 @@ namespace {
 // then the kernel's overall verdict. Slots past the last whole block share
 // blocks (slot modulo their number).
 constexpr std::uint32_t kDTypes = 4;  // DType's values are 0 to 3 (lnv_plugin.h)
+static_assert(static_cast<int>(DType::kF64) == kDTypes - 1, "a DType past kF64 needs room");
 constexpr std::uint32_t kVerdicts = static_cast<std::uint32_t>(Verdict::kBufferOverrun) + 1;
 constexpr std::uint32_t kOutputs = kAllOutputs.size();
 constexpr std::uint32_t kKappaBuckets = 62;  // KappaBucket: 0 to 61

@@ -159,7 +159,7 @@ TEST(Feedback, DistinctJudgementAndOracleTuplesNeverShareACounter) {
   ids.insert(oracle.ids().begin(), oracle.ids().end());
   EXPECT_EQ(oracle.ids().size(), 24u);  // 22 exact-path buckets, undecided or not
   EXPECT_EQ(ids.size(), tuples.size() + 24);
-  EXPECT_EQ(tuples.size(), kFeatureSlots * (6 * (11 + 15 + 18) + 11));
+  EXPECT_EQ(tuples.size(), kFeatureSlots * (6 * (11 + kUlpBuckets + kBoundUseBuckets) + 11));
   EXPECT_LT(*ids.rbegin(), kFeatureSpace);
 }
 

@@ -48,57 +48,90 @@ LNV_BF16_INLINE __mmask16 FirstN16(std::int64_t n) {
   return static_cast<__mmask16>((1u << n) - 1u);
 }
 
-// n (1 to 16) bf16 values from p, widened exactly to fp32; lanes >= n are 0.
-// One word permutation with zero masking puts value l in the high half of
-// lane l (one operation, where a zero extension and a shift take two).
-LNV_BF16_INLINE __m512 LoadBf16(const std::uint16_t* p, std::int64_t n) {
-  const __m256i bits = n == kLanes ? _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p))
-                                   : _mm256_maskz_loadu_epi16(FirstN16(n), p);
-  const __m512i idx = _mm512_set_epi16(15, 0, 14, 0, 13, 0, 12, 0, 11, 0, 10, 0, 9, 0, 8, 0, 7, 0,
-                                       6, 0, 5, 0, 4, 0, 3, 0, 2, 0, 1, 0, 0, 0);
-  constexpr __mmask32 kHighHalves = 0xAAAAAAAAu;
-  return _mm512_castsi512_ps(
-      _mm512_maskz_permutexvar_epi16(kHighHalves, idx, _mm512_castsi256_si512(bits)));
+// The even and odd elements of 32 bf16 values, exactly in fp32.
+LNV_BF16_INLINE __m512 Even(__m512i v) { return _mm512_castsi512_ps(_mm512_slli_epi32(v, 16)); }
+LNV_BF16_INLINE __m512 Odd(__m512i v) {
+  return _mm512_castsi512_ps(_mm512_and_si512(v, _mm512_set1_epi32(-65536)));
+}
+
+LNV_BF16_INLINE __mmask32 FirstN32(std::int64_t n) {
+  return static_cast<__mmask32>((std::uint64_t{1} << n) - 1);
+}
+
+// n (1 to 32) bf16 values from p; lanes >= n are 0.
+LNV_BF16_INLINE __m512i Load32(const std::uint16_t* p, std::int64_t n) {
+  return n == 32 ? _mm512_loadu_si512(p) : _mm512_maskz_loadu_epi16(FirstN32(n), p);
 }
 
 // One block's columns (reduction_shape.h) for K rows at once (independent
-// chains, the same shape each): element i of [begin, end) goes to
-// accumulator ((i - begin) / 16) mod 8, added serially from zero.
-// term(i, n, t) sets t[k], row k's term for elements [i, i + n).
+// chains, the same shape each): element i of [begin, end) goes to lane
+// (i - begin) mod 16 of accumulator ((i - begin) / 16) mod 8, added serially
+// from zero. The terms come 32 elements at a time, as their even and odd
+// elements (widened from bf16 with a shift and a mask, no word
+// permutation): term(i, n, e, o) sets e[k] and o[k], row k's terms for the
+// even and odd elements of [i, i + n) (n from 1 to 32), +0 in the lanes past
+// n. E[p] and O[p] then hold accumulators 2p and 2p + 1 with their lanes
+// in another order: lane j of E[p] is element 2j of the 32 (lane 2j of
+// accumulator 2p for j < 8, lane 2j - 16 of 2p + 1 for j >= 8), and O[p]
+// the odd ones. Every lane gets the same terms in the same order as in the
+// plain shape, so the sums have the same bits; the lanes are put back in
+// place once per block (Unpair). The one difference: a last step of at
+// most 16 elements adds +0 to the lanes of accumulator 2p + 1, which the
+// plain shape leaves alone. That changes no value: a sum that starts from
+// +0 is never -0 (x + y is -0 in round-to-nearest only when both are -0, and
+// a nonzero exact sum never rounds to zero), and s + (+0) = s for every
+// other s, NaN payloads included.
 template <int K, class Term>
 LNV_BF16_INLINE Acc<K> BlockSum(std::int64_t begin, std::int64_t end, const Term& term) {
-  __m512 acc[K][kAccumulators];
+  constexpr std::int64_t kPairs = kAccumulators / 2;
+  constexpr std::int64_t kPair = 2 * kLanes;
+  __m512 ev[K][kPairs], od[K][kPairs];
 #pragma GCC unroll 2
   for (int k = 0; k < K; ++k) {
-#pragma GCC unroll 8
-    for (std::int64_t a = 0; a < kAccumulators; ++a) acc[k][a] = _mm512_setzero_ps();
+#pragma GCC unroll 4
+    for (std::int64_t p = 0; p < kPairs; ++p) ev[k][p] = od[k][p] = _mm512_setzero_ps();
   }
-  __m512 t[K];
+  // A local copy: GCC otherwise reloads the captured values after stores.
+  const Term local = term;
+  __m512 e[K], o[K];
   std::int64_t i = begin;
   for (; i + kColumns <= end; i += kColumns) {
-#pragma GCC unroll 8
-    for (std::int64_t a = 0; a < kAccumulators; ++a) {
-      term(i + a * kLanes, kLanes, t);
+#pragma GCC unroll 4
+    for (std::int64_t p = 0; p < kPairs; ++p) {
+      local(i + p * kPair, kPair, e, o);
 #pragma GCC unroll 2
-      for (int k = 0; k < K; ++k) acc[k][a] = _mm512_add_ps(acc[k][a], t[k]);
+      for (int k = 0; k < K; ++k) {
+        ev[k][p] = _mm512_add_ps(ev[k][p], e[k]);
+        od[k][p] = _mm512_add_ps(od[k][p], o[k]);
+      }
     }
   }
-  // The tail: fewer than 8 vectors, the last maybe partial (unrolled, so
+  // The tail: fewer than 4 steps, the last maybe partial (unrolled, so
   // that the accumulators stay in registers).
-#pragma GCC unroll 8
-  for (std::int64_t a = 0; a < kAccumulators; ++a) {
+#pragma GCC unroll 4
+  for (std::int64_t p = 0; p < kPairs; ++p) {
     if (i >= end) break;
-    const std::int64_t n = std::min(kLanes, end - i);
-    term(i, n, t);
+    const std::int64_t n = std::min(kPair, end - i);
+    local(i, n, e, o);
 #pragma GCC unroll 2
-    for (int k = 0; k < K; ++k) acc[k][a] = _mm512_add_ps(acc[k][a], t[k]);
+    for (int k = 0; k < K; ++k) {
+      ev[k][p] = _mm512_add_ps(ev[k][p], e[k]);
+      od[k][p] = _mm512_add_ps(od[k][p], o[k]);
+    }
     i += n;
   }
+  // Unpair: accumulator 2p's lane 2j is lane j of E[p], its lane 2j + 1
+  // lane j of O[p] (j < 8); accumulator 2p + 1 the same from lanes j + 8.
+  const __m512i lo = _mm512_set_epi32(23, 7, 22, 6, 21, 5, 20, 4, 19, 3, 18, 2, 17, 1, 16, 0);
+  const __m512i hi = _mm512_set_epi32(31, 15, 30, 14, 29, 13, 28, 12, 27, 11, 26, 10, 25, 9, 24, 8);
   Acc<K> out;
 #pragma GCC unroll 2
   for (int k = 0; k < K; ++k) {
-#pragma GCC unroll 8
-    for (std::int64_t a = 0; a < kAccumulators; ++a) out.v[k][a] = acc[k][a];
+#pragma GCC unroll 4
+    for (std::int64_t p = 0; p < kPairs; ++p) {
+      out.v[k][2 * p] = _mm512_permutex2var_ps(ev[k][p], lo, od[k][p]);
+      out.v[k][2 * p + 1] = _mm512_permutex2var_ps(ev[k][p], hi, od[k][p]);
+    }
   }
   return out;
 }
@@ -184,21 +217,6 @@ LNV_BF16_INLINE __m512i PackRne(__m512 even, __m512 odd) {
     bits[2 * j + 1] = RneBf16(o[j]);
   }
   return _mm512_load_si512(bits);
-}
-
-// The even and odd elements of 32 bf16 values, exactly in fp32.
-LNV_BF16_INLINE __m512 Even(__m512i v) { return _mm512_castsi512_ps(_mm512_slli_epi32(v, 16)); }
-LNV_BF16_INLINE __m512 Odd(__m512i v) {
-  return _mm512_castsi512_ps(_mm512_and_si512(v, _mm512_set1_epi32(-65536)));
-}
-
-LNV_BF16_INLINE __mmask32 FirstN32(std::int64_t n) {
-  return static_cast<__mmask32>((std::uint64_t{1} << n) - 1);
-}
-
-// n (1 to 32) bf16 values from p; lanes >= n are 0.
-LNV_BF16_INLINE __m512i Load32(const std::uint16_t* p, std::int64_t n) {
-  return n == 32 ? _mm512_loadu_si512(p) : _mm512_maskz_loadu_epi16(FirstN32(n), p);
 }
 
 // One row's statistics, as the harness reads them.
@@ -372,9 +390,13 @@ LNV_BF16_TARGET int RowGroup(const ForwardArgs& a, std::int64_t r, std::int64_t 
   float sum[K], m2[K];
   TreeSums<K>(
       d,
-      [x](std::int64_t i, std::int64_t m, __m512* t) LNV_BF16_LAMBDA {
+      [x](std::int64_t i, std::int64_t m, __m512* e, __m512* o) LNV_BF16_LAMBDA {
 #pragma GCC unroll 2
-        for (int k = 0; k < K; ++k) t[k] = LoadBf16(x[k] + i, m);
+        for (int k = 0; k < K; ++k) {
+          const __m512i v = Load32(x[k] + i, m);
+          e[k] = Even(v);
+          o[k] = Odd(v);
+        }
       },
       sum);
   __m512 vmean[K];
@@ -386,12 +408,18 @@ LNV_BF16_TARGET int RowGroup(const ForwardArgs& a, std::int64_t r, std::int64_t 
   }
   TreeSums<K>(
       d,
-      [x, vmean, next](std::int64_t i, std::int64_t m, __m512* t) LNV_BF16_LAMBDA {
+      [x, vmean, next](std::int64_t i, std::int64_t m, __m512* e, __m512* o) LNV_BF16_LAMBDA {
         PrefetchNextRows<K, kPrefetchY>(next, i);
+        PrefetchNextRows<K, kPrefetchY>(next, i + kLanes);
+        const __mmask16 even = FirstN16((m + 1) / 2);  // the lanes of elements < m
+        const __mmask16 odd = FirstN16(m / 2);
 #pragma GCC unroll 2
         for (int k = 0; k < K; ++k) {
-          const __m512 dev = _mm512_sub_ps(LoadBf16(x[k] + i, m), vmean[k]);
-          t[k] = _mm512_maskz_mul_ps(FirstN16(m), dev, dev);
+          const __m512i v = Load32(x[k] + i, m);
+          const __m512 de = _mm512_sub_ps(Even(v), vmean[k]);
+          const __m512 dod = _mm512_sub_ps(Odd(v), vmean[k]);
+          e[k] = _mm512_maskz_mul_ps(even, de, de);
+          o[k] = _mm512_maskz_mul_ps(odd, dod, dod);
         }
       },
       m2);

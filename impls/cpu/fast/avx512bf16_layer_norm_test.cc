@@ -103,6 +103,26 @@ TEST(Avx512Bf16LayerNorm, GivesTheHighwayKernelsBitsOnEveryRowLength) {
   }
 }
 
+// Rows of signed zeros: every sum is a sum of zeros, whose sign the
+// kernel's paired accumulators (BlockSum) must get as the plain shape does,
+// also for the lanes a short last step fills with +0. Rows: all -0, all +0,
+// alternating, and -0 with a +0 at the end.
+TEST(Avx512Bf16LayerNorm, GivesTheHighwayKernelsBitsOnRowsOfSignedZeros) {
+  if (!HaveAvx512Bf16LayerNorm()) GTEST_SKIP() << "no AVX512_BF16";
+  for (const std::int64_t d : {1, 2, 15, 16, 17, 32, 33, 48, 128, 129, 768, 1001, 1040, 2048}) {
+    const std::int64_t rows = 4;
+    std::vector<std::uint16_t> x(rows * d, 0x8000);
+    for (std::int64_t j = 0; j < d; ++j) {
+      x[d + j] = 0;
+      x[2 * d + j] = j % 2 == 0 ? 0x8000 : 0;
+    }
+    x[4 * d - 1] = 0;
+    const auto g = Random(d, 1.f, 0.25f, 11);
+    const std::vector<std::uint16_t> b(d, 0x8000);
+    ExpectHighwayBits(x, g, b, rows, d, "signed zeros");
+  }
+}
+
 // Batches large enough to run on every thread, an odd count of rows (the
 // last one alone): each row's bits are its own.
 TEST(Avx512Bf16LayerNorm, GivesTheHighwayKernelsBitsOnLargeBatches) {

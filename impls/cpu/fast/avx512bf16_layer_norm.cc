@@ -320,10 +320,24 @@ LNV_BF16_TARGET int WriteRows(const ForwardArgs& a, const std::uint16_t* const* 
 // rule): two rows written together from half the footprint of one row at a
 // time.
 struct StreamChoice {
-  bool one = false;         // a row written alone
-  bool two = false;         // two rows written in one pass
-  bool prefetch_y = false;  // the next rows' y prefetched for writing (only when nothing streams)
+  bool one = false;  // a row written alone
+  bool two = false;  // two rows written in one pass
 };
+
+// What a pass over rows prefetches of the rows after them (within the
+// thread's item for y; x anywhere in the call):
+//   kXToL2: x into L2 while these rows' deviations are summed (calls that
+//     fit in a core's L2, and long rows);
+//   kXToL1: x into L1 while these rows are summed, the pass before (calls
+//     past a core's L2 with short rows, Avx512Bf16PrefetchesOutputs' limit
+//     on the row length): the earlier and nearer prefetch, bf16 at d = 768,
+//     64 MiB, two threads on the Zen 5 guest, took the kernel from 0.84-0.91
+//     to 0.97-1.09 of oneDNN (alternated rounds, bench/README.md), and cost
+//     10-25 % at 1 MiB, which keeps kXToL2;
+//   kXToL1AndY: the same, and y for writing (PREFETCHW) during the
+//     deviations' pass, where y is not streamed (driver.h,
+//     PrefetchOutputsForWriting).
+enum class Prefetch { kXToL2, kXToL1, kXToL1AndY };
 
 // Row r by the Highway AVX-512 kernel (non-finite var + eps).
 void FallbackRow(const ForwardArgs& a, std::int64_t r) {
@@ -336,8 +350,8 @@ void FallbackRow(const ForwardArgs& a, std::int64_t r) {
   AvailableTargets().front().layer_norm.forward[FastDTypeIndex(DType::kBF16)](&one);
 }
 
-// The next rows' lines that a pass over K rows prefetches: x[0, x_len) to
-// L2, and y[0, y_len) for writing (PREFETCHW).
+// The next rows' lines that a pass over K rows prefetches: x[0, x_len), and
+// y[0, y_len) for writing (PREFETCHW).
 struct NextRows {
   const std::uint16_t* x = nullptr;
   std::int64_t x_len = 0;
@@ -345,28 +359,38 @@ struct NextRows {
   std::int64_t y_len = 0;
 };
 
-// The prefetches of step i (16 elements) of that pass: K lines of the next
-// rows per line of these (two rows: one per step); y's only with kY. A row
-// taken alone is its item's last, so nothing of y follows it there.
-template <int K, bool kY>
-LNV_BF16_INLINE void PrefetchNextRows(const NextRows& n, std::int64_t i) {
+// The prefetches of x in step i (16 elements) of a pass: K lines of the
+// next rows per line of these (two rows: one per step), into L1 with kL1,
+// else into L2.
+template <int K, bool kL1>
+LNV_BF16_INLINE void PrefetchNextX(const NextRows& n, std::int64_t i) {
+  constexpr int kHint = kL1 ? _MM_HINT_T0 : _MM_HINT_T1;
   if constexpr (K == 2) {
-    if (K * i < n.x_len) _mm_prefetch(n.x + K * i, _MM_HINT_T1);
-    if (kY && K * i < n.y_len) PrefetchForWriting(n.y + K * i);
+    if (K * i < n.x_len) _mm_prefetch(n.x + K * i, static_cast<_mm_hint>(kHint));
   } else if (i % 32 == 0) {
 #pragma GCC unroll 2
     for (int k = 0; k < K; ++k) {
-      if (K * i + 32 * k < n.x_len) _mm_prefetch(n.x + K * i + 32 * k, _MM_HINT_T1);
+      if (K * i + 32 * k < n.x_len)
+        _mm_prefetch(n.x + K * i + 32 * k, static_cast<_mm_hint>(kHint));
     }
+  }
+}
+
+// The same for y, for writing: two rows only (a row taken alone is its
+// item's last, so nothing of y follows it there).
+template <int K>
+LNV_BF16_INLINE void PrefetchNextY(const NextRows& n, std::int64_t i) {
+  if constexpr (K == 2) {
+    if (K * i < n.y_len) PrefetchForWriting(n.y + K * i);
   }
 }
 
 // Rows r, r + 1, ..., r + K - 1 of an item that ends at row_end: their
 // statistics in K independent chains (one row's final reductions overlap
 // the other's), then one write pass. Returns how many of them streamed.
-// kPrefetchY: the call's StreamChoice::prefetch_y (a template argument, so
-// that calls without it run the loop they ran before it existed).
-template <int K, bool kPrefetchY>
+// kPlan: what the passes prefetch of the next rows (a template argument, so
+// that each plan runs a loop of its own).
+template <int K, Prefetch kPlan>
 LNV_BF16_TARGET int RowGroup(const ForwardArgs& a, std::int64_t r, std::int64_t row_end,
                              const StreamChoice& stream) {
   const std::int64_t d = a.d;
@@ -378,10 +402,8 @@ LNV_BF16_TARGET int RowGroup(const ForwardArgs& a, std::int64_t r, std::int64_t 
     x[k] = static_cast<const std::uint16_t*>(a.x) + (r + k) * d;
     y[k] = static_cast<std::uint16_t*>(a.y) + (r + k) * d;
   }
-  // The rows after these, prefetched while their deviations are summed: x
-  // to L2, and with kPrefetchY y for writing (PREFETCHW; driver.h,
-  // PrefetchOutputsForWriting), only within this thread's item (another
-  // thread may be writing the rows after it).
+  // The rows after these, prefetched as kPlan says; y only within this
+  // thread's item (another thread may be writing the rows after it).
   NextRows next;
   next.x = x[K - 1] + d;
   next.x_len = std::min<std::int64_t>(K, a.rows - r - K) * d;
@@ -390,7 +412,11 @@ LNV_BF16_TARGET int RowGroup(const ForwardArgs& a, std::int64_t r, std::int64_t 
   float sum[K], m2[K];
   TreeSums<K>(
       d,
-      [x](std::int64_t i, std::int64_t m, __m512* e, __m512* o) LNV_BF16_LAMBDA {
+      [x, next](std::int64_t i, std::int64_t m, __m512* e, __m512* o) LNV_BF16_LAMBDA {
+        if constexpr (kPlan != Prefetch::kXToL2) {
+          PrefetchNextX<K, true>(next, i);
+          PrefetchNextX<K, true>(next, i + kLanes);
+        }
 #pragma GCC unroll 2
         for (int k = 0; k < K; ++k) {
           const __m512i v = Load32(x[k] + i, m);
@@ -409,8 +435,13 @@ LNV_BF16_TARGET int RowGroup(const ForwardArgs& a, std::int64_t r, std::int64_t 
   TreeSums<K>(
       d,
       [x, vmean, next](std::int64_t i, std::int64_t m, __m512* e, __m512* o) LNV_BF16_LAMBDA {
-        PrefetchNextRows<K, kPrefetchY>(next, i);
-        PrefetchNextRows<K, kPrefetchY>(next, i + kLanes);
+        if constexpr (kPlan == Prefetch::kXToL2) {
+          PrefetchNextX<K, false>(next, i);
+          PrefetchNextX<K, false>(next, i + kLanes);
+        } else if constexpr (kPlan == Prefetch::kXToL1AndY) {
+          PrefetchNextY<K>(next, i);
+          PrefetchNextY<K>(next, i + kLanes);
+        }
         const __mmask16 even = FirstN16((m + 1) / 2);  // the lanes of elements < m
         const __mmask16 odd = FirstN16(m / 2);
 #pragma GCC unroll 2
@@ -447,15 +478,15 @@ LNV_BF16_TARGET int RowGroup(const ForwardArgs& a, std::int64_t r, std::int64_t 
 }
 
 // The rows of `item`, two at a time. Returns how many streamed.
-template <bool kPrefetchY>
+template <Prefetch kPlan>
 LNV_BF16_TARGET std::int64_t ItemRows(const ForwardArgs& a, const WorkItem& item,
                                       const StreamChoice& stream) {
   std::int64_t streamed = 0;
   std::int64_t r = item.row_begin;
   for (; r + 2 <= item.row_end; r += 2) {
-    streamed += RowGroup<2, kPrefetchY>(a, r, item.row_end, stream);
+    streamed += RowGroup<2, kPlan>(a, r, item.row_end, stream);
   }
-  if (r < item.row_end) streamed += RowGroup<1, kPrefetchY>(a, r, item.row_end, stream);
+  if (r < item.row_end) streamed += RowGroup<1, kPlan>(a, r, item.row_end, stream);
   return streamed;
 }
 
@@ -480,12 +511,25 @@ void Rows(const ForwardArgs& a, WorkQueue& queue, float* /*scratch*/) {
   StreamChoice stream;
   stream.one = UseStreamingStores(footprint, row_bytes);
   stream.two = UseStreamingStoresForSpreadWrites(footprint, row_bytes);  // implied by `one`
-  stream.prefetch_y = Avx512Bf16PrefetchesOutputs(footprint, row_bytes, stream.two);
+  // Past a core's L2 with short rows (Prefetch): x into L1, and y for
+  // writing unless it streams.
+  const Prefetch plan = !Avx512Bf16PrefetchesOutputs(footprint, row_bytes, false) ? Prefetch::kXToL2
+                        : stream.two                                              ? Prefetch::kXToL1
+                                     : Prefetch::kXToL1AndY;
   std::int64_t streamed = 0;
   WorkItem item;
   while (queue.Next(&item)) {
-    streamed +=
-        stream.prefetch_y ? ItemRows<true>(a, item, stream) : ItemRows<false>(a, item, stream);
+    switch (plan) {
+      case Prefetch::kXToL2:
+        streamed += ItemRows<Prefetch::kXToL2>(a, item, stream);
+        break;
+      case Prefetch::kXToL1:
+        streamed += ItemRows<Prefetch::kXToL1>(a, item, stream);
+        break;
+      case Prefetch::kXToL1AndY:
+        streamed += ItemRows<Prefetch::kXToL1AndY>(a, item, stream);
+        break;
+    }
   }
   if (streamed > 0) {
     _mm_sfence();  // this thread's non-temporal stores, ordered before the call returns

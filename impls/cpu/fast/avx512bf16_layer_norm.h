@@ -16,9 +16,12 @@
 //   1 / sqrt(var + eps) in fp32; y = gamma * ((x - mean) * rstd) + beta, one
 //   FMA. Rows go two at a time (two independent chains of sums, one write
 //   pass sharing gamma's and beta's loads); x widened from bf16 in each pass
-//   (loads exact); the write computes on the even and odd elements of 32
-//   (one shift or mask each, no widening shuffle) and interleaves the
-//   converted halves with one word permutation.
+//   (loads exact) as the even and odd elements of 32 (one shift or mask
+//   each, no widening shuffle). The sums keep those in pairs of
+//   accumulators whose lanes are the tree shape's columns in another order
+//   (the same terms in the same order: the same bits), put back once per
+//   block; the write interleaves the converted halves with one word
+//   permutation.
 // Stores: ordinary, except in calls whose rows (x and y) outgrow the
 //   streaming footprint, under the Highway bf16 forward's rule (driver.h:
 //   UseStreamingStoresForSpreadWrites for two rows written in one pass,
@@ -26,11 +29,13 @@
 //   kMinStreamedRowBytes). There the whole 64-byte lines of y go out with
 //   non-temporal stores, after an aligning head (two rows together only when
 //   they start at the same offset within a line); partial lines use ordinary
-//   stores. The stores never change a bit. Calls that store the ordinary
-//   way and outgrow a core's L2 (driver.h, PrefetchOutputsForWriting), and
-//   whose rows are short (Avx512Bf16PrefetchesOutputs), prefetch the next
-//   two rows' y for writing, within the thread's item, while summing these
-//   rows' deviations.
+//   stores. The stores never change a bit.
+// Prefetches: the next two rows' x into L2 while these rows' deviations are
+//   summed; in calls that outgrow a core's L2 with short rows
+//   (Avx512Bf16PrefetchesOutputs' limit), into L1 while these rows are
+//   summed, the pass before, and where those calls store the ordinary way
+//   (driver.h, PrefetchOutputsForWriting) the next rows' y for writing too,
+//   within the thread's item, while these rows' deviations are summed.
 // Accumulation: fp32. y rounded once into bf16 by vcvtne2ps2bf16, which is
 //   round-to-nearest-even for normal, zero, infinite and NaN (quieted)
 //   values, but turns an fp32 subnormal into a signed zero (measured on an
@@ -85,7 +90,8 @@ int Avx512Bf16LayerNormForward(const ForwardArgs* args);
 std::int64_t Avx512Bf16StreamedRowsForTest();
 
 // Whether a call of `footprint_bytes` (x and y) with rows of `row_bytes`,
-// streaming or not, prefetches the next rows' y for writing.
+// streaming or not, prefetches the next rows' y for writing. With
+// `streaming` false: whether it prefetches the next rows' x into L1.
 bool Avx512Bf16PrefetchesOutputs(std::int64_t footprint_bytes, std::int64_t row_bytes,
                                  bool streaming);
 

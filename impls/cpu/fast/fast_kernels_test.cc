@@ -694,8 +694,9 @@ TEST(FastKernels, RejectInvalidArgumentsLikeTheScalarKernels) {
 
 // Calls whose rows outgrow the last-level cache write whole lines with
 // streaming stores (simd_row-inl.h: WriteRow after an aligning head, and
-// the fused fp32 and paired bf16 forward writes on rows that start on a
-// line); other calls do not. Both must give the same bits: a call forced to
+// the paired bf16 forward writes on rows that start on a line; long fp32
+// rows, fused in pairs otherwise, go one at a time there); other calls do
+// not. Both must give the same bits: a call forced to
 // stream against the same rows in calls that do not, on misaligned rows of
 // odd length and on aligned rows of whole lines.
 TEST(FastKernels, StreamingStoresGiveTheSameBitsAsOrdinaryStores) {

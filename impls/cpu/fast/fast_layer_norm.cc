@@ -301,7 +301,13 @@ HWY_INLINE void LayerNormWriteRowFor(const RowStats& st, const T* HWY_RESTRICT x
 // rounds (1.88 in the fourth), but 1.04-1.30 against 1.25-1.47 outside the
 // sweep, so d = 4096 keeps the fused pairs that Intel machines measured
 // ahead (0.75x to 1.2-1.3x); d = 8192 and 16384 at 32 MiB, 1.09-1.30
-// against 0.97-1.08.
+// against 0.97-1.08. Except in calls that stream y one row at a time
+// (driver.h, UseStreamingStores): there one row at a time, 2 threads on a
+// Zen 5 guest reaching 32 MiB of L3, alternated rounds, fast/oneDNN at
+// d = 4096 went from 1.14, 1.22, 1.05 to 1.41, 1.41, 1.46 at 32 MiB and from
+// 1.24, 1.00, 1.08 to 1.29, 1.16, 1.28 at 64 MiB (one thread: 1.04-1.07 to
+// 1.21-1.29 and 0.96-1.03 to 0.91-1.23; bench/README.md). Intel machines
+// measured the fused pairs ahead in cache, where this does not apply.
 constexpr std::int64_t kFusedPairsMinRowBytes = 16 * 1024;
 
 // Row r's statistics into the caller's mean/rstd arrays (where given).
@@ -401,15 +407,14 @@ void LayerNormForwardRowsOf(const ForwardArgs& a, WorkQueue& queue, float* scrat
     return;
   }
 #endif
-  // Long fp32 rows (kFusedPairsMinRowBytes): two at a time, each pair's
-  // write fused with the next pair's sums (below), so the next rows stream
-  // in while these stream out. Every other row, fp16 rows and bf16 rows on
-  // the scalar target: one at a time in three passes, the second prefetching
-  // the next row into L2 (LayerNormForwardRow). The fused write streams
-  // only rows that start on a cache line. (Widening a 16-bit row once into
-  // an fp32 copy for the later passes measured slower.)
+  // Long fp32 rows (kFusedPairsMinRowBytes) of calls that do not stream
+  // one row at a time: two at a time, each pair's write fused with the next
+  // pair's sums (below), so the next rows come in while these go out. Every other row, fp16 rows
+  // and bf16 rows on the scalar target: one at a time in three passes, the second prefetching the
+  // next row into L2 (LayerNormForwardRow). The fused write streams only rows that start on a cache
+  // line. (Widening a 16-bit row once into an fp32 copy for the later passes measured slower.)
   if constexpr (kIsF32<T>) {
-    if (d * static_cast<std::int64_t>(sizeof(T)) >= kFusedPairsMinRowBytes) {
+    if (d * static_cast<std::int64_t>(sizeof(T)) >= kFusedPairsMinRowBytes && !stream) {
       // fp32 rows two at a time, as the bf16 ones: the deviations of rows r
       // and r + 1 in one pass (LayerNormStatsOfTwoRowsFromSums), then one
       // write pass for both fused with the sums of rows r + 2 and r + 3
@@ -464,7 +469,7 @@ void LayerNormForwardRowsOf(const ForwardArgs& a, WorkQueue& queue, float* scrat
             const W w0(x0, gamma, beta, st[0]);
             const W w1(x1, gamma, beta, st[1]);
             WriteTwoRowsSummingNext(
-                df, y + r * d, y + (r + 1) * d, d, stream,
+                df, y + r * d, y + (r + 1) * d, d,
                 [=](std::int64_t i, std::int64_t m) LNV_INLINE_LAMBDA { return w0.At(i, m); },
                 [=](std::int64_t i, std::int64_t m) LNV_INLINE_LAMBDA { return w1.At(i, m); }, next,
                 next + d, sums);
@@ -482,8 +487,7 @@ void LayerNormForwardRowsOf(const ForwardArgs& a, WorkQueue& queue, float* scrat
         item = next_item;
         have_item = have_next;
       }
-      if (stream) hwy::FlushStream();
-      return;
+      return;  // nothing streamed (`stream` is false here)
     }
   }
   while (queue.Next(&item)) {

@@ -692,50 +692,23 @@ HWY_INLINE VF KeepFirst(DF df, VF v, std::int64_t n) {
 // next1[0, d) into sums[1] (the same bits as TreeSums over each alone: the
 // terms and their order are the same). The next rows are then read from
 // memory while these are written, an even mix of reads and writes like a
-// copy's, rather than a burst of writes after a burst of reads. With
-// `stream`, whole fp32 vectors of a 64-byte-aligned row go out with
-// non-temporal stores (AVX-512: one vector is one line); everything else
-// uses ordinary stores.
+// copy's, rather than a burst of writes after a burst of reads. Ordinary
+// stores only: calls that stream go one row at a time
+// (fast_layer_norm.cc, kFusedPairsMinRowBytes).
 template <typename T, class At0, class At1>
 HWY_INLINE void WriteTwoRowsSummingNext(DF df, T* HWY_RESTRICT out0, T* HWY_RESTRICT out1,
-                                        std::int64_t d, bool stream, const At0& at0, const At1& at1,
+                                        std::int64_t d, const At0& at0, const At1& at1,
                                         const T* HWY_RESTRICT next0, const T* HWY_RESTRICT next1,
                                         float* sums) {
-  const std::int64_t lanes = static_cast<std::int64_t>(hn::Lanes(df));
-  constexpr bool kWholeLine = sizeof(T) * hn::MaxLanes(DF()) == kCacheLine;
-  const bool stream0 =
-      kWholeLine && stream && reinterpret_cast<std::uintptr_t>(out0) % kCacheLine == 0;
-  const bool stream1 =
-      kWholeLine && stream && reinterpret_cast<std::uintptr_t>(out1) % kCacheLine == 0;
-  // The choice of stores made outside the loop when neither row streams
-  // (every cache-resident call): two tests and branches fewer per vector.
-  const auto pass = [&](auto may_stream) LNV_INLINE_LAMBDA {
-    constexpr bool kMayStream = decltype(may_stream)::value;
-    TreeSums<2>(
-        df, d,
-        [=](std::int64_t i, std::int64_t m, VF* t) LNV_INLINE_LAMBDA {
-          t[0] = LoadAt(df, next0, i, m);
-          t[1] = LoadAt(df, next1, i, m);
-          const VF v0 = at0(i, m);
-          if (kMayStream && stream0 && m == lanes) {
-            StreamF32As(df, v0, out0 + i);
-          } else {
-            StoreAt(df, v0, out0, i, m);
-          }
-          const VF v1 = at1(i, m);
-          if (kMayStream && stream1 && m == lanes) {
-            StreamF32As(df, v1, out1 + i);
-          } else {
-            StoreAt(df, v1, out1, i, m);
-          }
-        },
-        sums);
-  };
-  if (stream0 || stream1) {
-    pass(std::true_type());
-  } else {
-    pass(std::false_type());
-  }
+  TreeSums<2>(
+      df, d,
+      [=](std::int64_t i, std::int64_t m, VF* t) LNV_INLINE_LAMBDA {
+        t[0] = LoadAt(df, next0, i, m);
+        t[1] = LoadAt(df, next1, i, m);
+        StoreAt(df, at0(i, m), out0, i, m);
+        StoreAt(df, at1(i, m), out1, i, m);
+      },
+      sums);
 }
 
 // ---- The rescaled path (row_scaling.h) ----

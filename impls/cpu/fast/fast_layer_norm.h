@@ -9,8 +9,9 @@
 //   beta with one FMA (an absent gamma or beta is skipped). fp32 rows of
 //   16 KiB and more go two at a time, and the pass that writes a pair's y
 //   also computes the next pair's sum(x), in the same shape and so to the
-//   same bits (memory reads and writes then overlap); shorter rows go one at
-//   a time, their deviations' pass prefetching the next row. Every row
+//   same bits (memory reads and writes then overlap), except in calls that
+//   stream y; other rows go one at a time, their deviations' pass
+//   prefetching the next row. Every row
 //   gives the bits it gives alone (tested; a NaN's sign and payload aside,
 //   which IEEE 754 leaves open and the compiler's operand order decides). bf16 rows on the SIMD
 //   targets go two at a time (rescaled rows one at a time) through each pass (two independent

@@ -174,7 +174,7 @@ const Inputs& InputsFor(std::int64_t d, DType dtype, std::int64_t elements, int 
 // memory. With one x for both, the second call found part of x still in the
 // cache the first had left, how much depending on how the first stored its
 // outputs: at 64 MiB on a guest reaching a 32 MiB L3 that moved fast/oneDNN
-// by up to 0.4, up in some cases and down in others (bench/README.md).
+// by up to 0.3, up in some cases and down in others (bench/README.md).
 // Below the last-level cache both calls share the arrays: a copy would
 // double what the pair keeps in the cache and push the cache-resident
 // sizes out of it.

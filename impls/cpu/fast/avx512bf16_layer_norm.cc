@@ -331,9 +331,9 @@ struct StreamChoice {
 //   kXToL1: x into L1 while these rows are summed, the pass before (calls
 //     past a core's L2 with short rows, Avx512Bf16PrefetchesOutputs' limit
 //     on the row length): the earlier and nearer prefetch, bf16 at d = 768,
-//     64 MiB, two threads on the Zen 5 guest, took the kernel from 0.84-0.91
-//     to 0.97-1.09 of oneDNN (alternated rounds, bench/README.md), and cost
-//     10-25 % at 1 MiB, which keeps kXToL2;
+//     64 MiB, two threads on the Zen 5 guest, took the kernel from 0.89-0.97
+//     to 1.02-1.04 of oneDNN (alternated rounds, bench/README.md); done at
+//     every size it cost 11-27 % at 1 MiB, which keeps kXToL2;
 //   kXToL1AndY: the same, and y for writing (PREFETCHW) during the
 //     deviations' pass, where y is not streamed (driver.h,
 //     PrefetchOutputsForWriting).

@@ -696,9 +696,9 @@ TEST(FastKernels, RejectInvalidArgumentsLikeTheScalarKernels) {
 // streaming stores (simd_row-inl.h: WriteRow after an aligning head, and
 // the paired bf16 forward writes on rows that start on a line; long fp32
 // rows, fused in pairs otherwise, go one at a time there); other calls do
-// not. Both must give the same bits: a call forced to
-// stream against the same rows in calls that do not, on misaligned rows of
-// odd length and on aligned rows of whole lines.
+// not. Both must give the same bits: a call forced to stream against the
+// same rows in calls that do not, on misaligned rows of odd length and on
+// aligned rows of whole lines.
 TEST(FastKernels, StreamingStoresGiveTheSameBitsAsOrdinaryStores) {
   struct Shape {
     std::int64_t d, rows, offset;

@@ -409,10 +409,11 @@ void LayerNormForwardRowsOf(const ForwardArgs& a, WorkQueue& queue, float* scrat
 #endif
   // Long fp32 rows (kFusedPairsMinRowBytes) of calls that do not stream
   // one row at a time: two at a time, each pair's write fused with the next
-  // pair's sums (below), so the next rows come in while these go out. Every other row, fp16 rows
-  // and bf16 rows on the scalar target: one at a time in three passes, the second prefetching the
-  // next row into L2 (LayerNormForwardRow). The fused write streams only rows that start on a cache
-  // line. (Widening a 16-bit row once into an fp32 copy for the later passes measured slower.)
+  // pair's sums (below), so the next rows come in while these go out. Every
+  // other row, fp16 rows and bf16 rows on the scalar target: one at a time
+  // in three passes, the second prefetching the next row into L2
+  // (LayerNormForwardRow). (Widening a 16-bit row once into an fp32 copy
+  // for the later passes measured slower.)
   if constexpr (kIsF32<T>) {
     if (d * static_cast<std::int64_t>(sizeof(T)) >= kFusedPairsMinRowBytes && !stream) {
       // fp32 rows two at a time, as the bf16 ones: the deviations of rows r

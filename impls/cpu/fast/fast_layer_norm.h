@@ -11,13 +11,12 @@
 //   also computes the next pair's sum(x), in the same shape and so to the
 //   same bits (memory reads and writes then overlap), except in calls that
 //   stream y; other rows go one at a time, their deviations' pass
-//   prefetching the next row. Every row
-//   gives the bits it gives alone (tested; a NaN's sign and payload aside,
-//   which IEEE 754 leaves open and the compiler's operand order decides). bf16 rows on the SIMD
-//   targets go two at a time (rescaled rows one at a time) through each pass (two independent
-//   chains of sums, one write pass for both) and write y from pairs of vectors held in 32-bit
-//   lanes, gamma and beta read as bf16 (the same operations on the same values: the same bits).
-//   Throughput and what was measured: bench/README.md.
+//   prefetching the next row. Every row gives the bits it gives alone (tested; a NaN's sign and
+//   payload aside, which IEEE 754 leaves open and the compiler's operand order decides). bf16 rows
+//   on the SIMD targets go two at a time (rescaled rows one at a time) through each pass (two
+//   independent chains of sums, one write pass for both) and write y from pairs of vectors held in
+//   32-bit lanes, gamma and beta read as bf16 (the same operations on the same values: the same
+//   bits). Throughput and what was measured: bench/README.md.
 // SIMD: Google Highway (Debian's libhwy 1.0.3), compiled per target in one
 //   source: AVX-512, AVX2 and Highway's scalar fallback (SSE4/SSSE3 are not
 //   built: AVX2 covers every x86-64 CPU of the last decade). Highway rather

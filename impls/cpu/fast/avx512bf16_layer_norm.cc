@@ -359,19 +359,27 @@ struct NextRows {
   std::int64_t y_len = 0;
 };
 
+// The line of p into L1 (kL1) or L2.
+template <bool kL1>
+LNV_BF16_INLINE void PrefetchLine(const std::uint16_t* p) {
+  if constexpr (kL1) {
+    _mm_prefetch(p, _MM_HINT_T0);
+  } else {
+    _mm_prefetch(p, _MM_HINT_T1);
+  }
+}
+
 // The prefetches of x in step i (16 elements) of a pass: K lines of the
 // next rows per line of these (two rows: one per step), into L1 with kL1,
 // else into L2.
 template <int K, bool kL1>
 LNV_BF16_INLINE void PrefetchNextX(const NextRows& n, std::int64_t i) {
-  constexpr int kHint = kL1 ? _MM_HINT_T0 : _MM_HINT_T1;
   if constexpr (K == 2) {
-    if (K * i < n.x_len) _mm_prefetch(n.x + K * i, static_cast<_mm_hint>(kHint));
+    if (K * i < n.x_len) PrefetchLine<kL1>(n.x + K * i);
   } else if (i % 32 == 0) {
 #pragma GCC unroll 2
     for (int k = 0; k < K; ++k) {
-      if (K * i + 32 * k < n.x_len)
-        _mm_prefetch(n.x + K * i + 32 * k, static_cast<_mm_hint>(kHint));
+      if (K * i + 32 * k < n.x_len) PrefetchLine<kL1>(n.x + K * i + 32 * k);
     }
   }
 }
@@ -413,6 +421,7 @@ LNV_BF16_TARGET int RowGroup(const ForwardArgs& a, std::int64_t r, std::int64_t 
   TreeSums<K>(
       d,
       [x, next](std::int64_t i, std::int64_t m, __m512* e, __m512* o) LNV_BF16_LAMBDA {
+        (void)next;  // unused by some plans
         if constexpr (kPlan != Prefetch::kXToL2) {
           PrefetchNextX<K, true>(next, i);
           PrefetchNextX<K, true>(next, i + kLanes);
@@ -435,6 +444,7 @@ LNV_BF16_TARGET int RowGroup(const ForwardArgs& a, std::int64_t r, std::int64_t 
   TreeSums<K>(
       d,
       [x, vmean, next](std::int64_t i, std::int64_t m, __m512* e, __m512* o) LNV_BF16_LAMBDA {
+        (void)next;  // unused by some plans
         if constexpr (kPlan == Prefetch::kXToL2) {
           PrefetchNextX<K, false>(next, i);
           PrefetchNextX<K, false>(next, i + kLanes);

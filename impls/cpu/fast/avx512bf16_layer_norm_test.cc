@@ -397,6 +397,24 @@ TEST(Avx512Bf16LayerNorm, BackwardGivesTheHighwayBitsOnNonFiniteDx) {
   ExpectHighwayBackwardBits(x, dy, g, rows, d, "non-finite dx");
 }
 
+// Rows of spread 2^100 (rstd below 2^-60: the backward's rescaled rows,
+// fast_layer_norm.cc, one row a pass) among ordinary ones, in batches of 7
+// (one-row sibling blocks) and 70 rows (blocks of two and three rows).
+TEST(Avx512Bf16LayerNorm, BackwardGivesTheHighwayBitsWithRescaledRowsAmongOrdinaryOnes) {
+  if (!HaveAvx512Bf16LayerNorm()) GTEST_SKIP() << "no AVX512_BF16";
+  const std::int64_t d = 768;
+  for (const std::int64_t rows : {7, 70}) {
+    auto x = Random(rows * d, 0.f, 1.f, 41);
+    const auto huge = Random(d, 0.f, 0x1p100f, 42);
+    for (const std::int64_t r : {0, 2, 5, 6, 33, 34, 50, 69}) {
+      if (r < rows) std::copy(huge.begin(), huge.end(), x.begin() + r * d);
+    }
+    const auto dy = Random(rows * d, 0.f, 1.f, 43);
+    const auto g = Random(d, 1.f, 0.25f, 44);
+    ExpectHighwayBackwardBits(x, dy, g, rows, d, "rescaled rows");
+  }
+}
+
 // Streamed dx (forced for small calls) against the Highway backward not
 // streaming, with dx starting anywhere in a cache line: 6 rows (one-row
 // sibling blocks, two rows a pass) and 70 (blocks of two and three rows).

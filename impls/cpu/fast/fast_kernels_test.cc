@@ -610,6 +610,59 @@ TEST(FastKernels, EveryRowOfAMixedBatchGivesTheBitsItGivesAlone) {
   }
 }
 
+// The LayerNorm backward computes rows whose rstd is below
+// 2^-kBackwardRstdExponent in scaled units (row_scaling.h), and every other
+// row without the scale's multiplication, two rows a pass; a pair (or a
+// group of one-row sibling blocks) holding a rescaled row goes one row at a
+// time. A batch of 70 rows (row blocks of two and three rows, so pairs of
+// every kind: ordinary and rescaled either way round, two rescaled, a
+// rescaled row alone at a block's end) and one of 7 (one-row blocks, a
+// rescaled row among four siblings), on 1 and 2 threads: dx, dgamma and
+// dbeta must meet the bound, and each row's dx must be the bits the row
+// gives alone. The rescaled rows are OverflowingRows' well-conditioned ones.
+Case RescaledRowsAmongOrdinaryOnes(DType dtype, std::int64_t d, std::int64_t rows,
+                                   const std::vector<std::int64_t>& rescaled) {
+  Case c = FamilyCase("standard_normal", Norm::kLayerNorm, dtype, d, rows);
+  const Case big =
+      OverflowingRows(Norm::kLayerNorm, d, dtype == DType::kBF16 ? kBfloat16 : kBinary32);
+  const std::int64_t well_conditioned[] = {1, 3, 4};
+  for (std::size_t k = 0; k < rescaled.size(); ++k) {
+    const std::int64_t from = well_conditioned[k % 3];
+    std::copy(big.x.begin() + from * d, big.x.begin() + (from + 1) * d,
+              c.x.begin() + rescaled[k] * d);
+  }
+  return c;
+}
+
+TEST(FastKernels, TheBackwardMeetsItsBoundWithRescaledRowsAmongOrdinaryOnes) {
+  const int saved_threads = MaxThreads();
+  for (const ImplInfo& impl : FastImpls()) {
+    if (impl.norm != Norm::kLayerNorm || impl.x_dtype == DType::kF16) continue;
+    for (const std::int64_t d : {3, 64, 777}) {
+      const Case cases[] = {
+          RescaledRowsAmongOrdinaryOnes(impl.x_dtype, d, 70, {0, 5, 6, 13, 20, 33, 34, 35, 50, 69}),
+          RescaledRowsAmongOrdinaryOnes(impl.x_dtype, d, 7, {2, 6})};
+      for (const Case& c : cases) {
+        for (const int threads : {1, 2}) {
+          SetThreads(threads);
+          const std::string what = impl.name + " d=" + std::to_string(d) + " rows " +
+                                   std::to_string(c.rows) + " threads " + std::to_string(threads);
+          const Judgement j = Judge(impl, c);
+          EXPECT_EQ(j.verdict, Verdict::kPass) << what << ": " << Summarize(j);
+          EXPECT_EQ(j.rows_out_of_range, 0) << what;
+          const Outputs batch = RunKernel(impl, c);
+          for (std::int64_t r = 0; r < c.rows; ++r) {
+            const Outputs alone = RunKernel(impl, RowOf(c, r));
+            EXPECT_TRUE(RowGivesTheBitsItGivesAlone(batch.dx, r, alone.dx, d))
+                << what << " row " << r;
+          }
+        }
+      }
+    }
+  }
+  SetThreads(saved_threads);
+}
+
 TEST(FastKernels, TheBackwardWithoutSavedStatisticsUsesTheForwardsOwn) {
   for (const ImplInfo& impl : FastImpls()) {
     const Case c = FamilyCase("huge_magnitude", impl.norm, impl.x_dtype, 50, 6);

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <type_traits>
 
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "impls/cpu/fast/fast_layer_norm.cc"
@@ -512,10 +513,21 @@ void LayerNormForwardRows(const ForwardArgs& a, WorkQueue& queue, float* scratch
 
 // One row of the backward, after its sums: dx = rstd ((g - a) - xhat b),
 // g = dy gamma, with xhat = (x s - mean s) (rstd / s) (s: BackwardScale).
+// Xhat<false> leaves out the product x s, for rows with s = 1 (`scaled`
+// false): x * 1 is x bit for bit, a NaN's payload included (a NaN comes out
+// of x s - mean s quieted either way), so both give the same bits, and the
+// loops of ordinary rows save a multiplication a vector (bench/README.md:
+// 1.5-8 % of the bf16 backward in L2 on an AMD Zen 5).
 template <typename T, bool kGamma>
 struct BackwardRow {
+  template <bool kScaled>
   HWY_INLINE VF Xhat(std::int64_t i, std::int64_t m) const {
-    return hn::Mul(hn::Sub(hn::Mul(LoadAt(DF(), x, i, m), vscale), vmean), vrstd_s);
+    const VF xv = LoadAt(DF(), x, i, m);
+    if constexpr (kScaled) {
+      return hn::Mul(hn::Sub(hn::Mul(xv, vscale), vmean), vrstd_s);
+    } else {
+      return hn::Mul(hn::Sub(xv, vmean), vrstd_s);
+    }
   }
   // g from dy and gamma's vector at the same position.
   HWY_INLINE VF G(VF dyv, VF gammav) const {
@@ -533,6 +545,7 @@ struct BackwardRow {
   const T* HWY_RESTRICT x;
   const T* HWY_RESTRICT dy;
   VF vscale, vmean, vrstd_s, va, vb, vr;
+  bool scaled;  // s != 1
 };
 
 // gamma's vector at [i, i + m) (anything without gamma: G ignores it).
@@ -563,16 +576,24 @@ HWY_NOINLINE BackwardRow<T, kGamma> LayerNormBackwardSums(const T* HWY_RESTRICT 
   row.vscale = hn::Set(df, scale);
   row.vmean = hn::Set(df, mean * scale);
   row.vrstd_s = hn::Set(df, rstd / scale);
+  row.scaled = scale != 1.f;
   float sums[2] = {0.f, 0.f};
-  TreeSums<2>(
-      df, d,
-      [&](std::int64_t i, std::int64_t m, VF* t) LNV_INLINE_LAMBDA {
-        const VF xhat = row.Xhat(i, m);
-        const VF g = row.G(LoadAt(df, dy, i, m), GammaAt<kGamma>(gamma, i, m));
-        t[0] = KeepFirst(df, g, m);
-        t[1] = KeepFirst(df, hn::Mul(g, xhat), m);
-      },
-      sums);
+  const auto sum = [&](auto scaled) {
+    TreeSums<2>(
+        df, d,
+        [&](std::int64_t i, std::int64_t m, VF* t) LNV_INLINE_LAMBDA {
+          const VF xhat = row.template Xhat<decltype(scaled)::value>(i, m);
+          const VF g = row.G(LoadAt(df, dy, i, m), GammaAt<kGamma>(gamma, i, m));
+          t[0] = KeepFirst(df, g, m);
+          t[1] = KeepFirst(df, hn::Mul(g, xhat), m);
+        },
+        sums);
+  };
+  if (row.scaled) {
+    sum(std::true_type{});
+  } else {
+    sum(std::false_type{});
+  }
   const float n = static_cast<float>(d);
   row.va = hn::Set(df, sums[0] / n);
   row.vb = hn::Set(df, sums[1] / n);
@@ -656,15 +677,19 @@ struct DxStores {
 // arrays. kNativeBf16: dx's whole lines rounded by vcvtne2ps2bf16
 // (WriteRows; the same bits). kSums (kAny with kSiblings): the shape of
 // `dgamma` and `dbeta` when PassSumsOf knows it, so that the loop neither
-// tests `in` nor loops over `left`.
+// tests `in` nor loops over `left`. kScaled: some row is `scaled`
+// (BackwardRow; only one row at a time, kAny, since such rows are rare);
+// otherwise none is.
 template <typename T, bool kGamma, int kN, bool kSiblings = false, bool kNativeBf16 = false,
-          PassSums kSums = PassSums::kAny>
+          PassSums kSums = PassSums::kAny, bool kScaled = false>
 HWY_NOINLINE void LayerNormBackwardWrite(const BackwardRow<T, kGamma>* rows_in,
                                          const float* HWY_RESTRICT gamma, T* const* dx,
                                          std::int64_t d, const SumsInto& dgamma,
                                          const SumsInto& dbeta, const T* HWY_RESTRICT next_x,
                                          const T* HWY_RESTRICT next_dy, int next_rows,
                                          const DxStores& stores) {
+  static_assert(!kScaled || (kN == 1 && !kSiblings && kSums == PassSums::kAny),
+                "rescaled rows go one at a time");
   const DF df;
   constexpr std::int64_t kPerLine = static_cast<std::int64_t>(kCacheLine / sizeof(T));
   // Copies, by value in the lambda: no reloads after every store.
@@ -689,7 +714,7 @@ HWY_NOINLINE void LayerNormBackwardWrite(const BackwardRow<T, kGamma>* rows_in,
 #pragma GCC unroll 4
     for (int k = 0; k < kN; ++k) {
       dyv[k] = LoadAt(df, rows[k].dy, i, m);
-      xhat[k] = rows[k].Xhat(i, m);
+      xhat[k] = rows[k].template Xhat<kScaled>(i, m);
     }
     if constexpr (kSiblings) {
       static_assert(kN == 2 || kN == 4, "two or four sibling blocks");
@@ -768,8 +793,35 @@ HWY_INLINE BackwardRow<T, kGamma> BackwardRowOf(const BackwardArgs& a, std::int6
   return LayerNormBackwardSums<T, kGamma>(x, dy, gamma, d, st.mean, st.rstd);
 }
 
+// Row r of block b (rows [begin, end) of `item`) in a second pass of its
+// own, prefetching the item's next rows; a rescaled row (`scaled`) by the
+// loop that multiplies x by its scale.
+template <typename T, bool kGamma, bool kNativeBf16>
+HWY_INLINE void LayerNormBackwardOneRow(const BackwardArgs& a, const Partials& partials,
+                                        const WorkItem& item, std::int64_t b, std::int64_t begin,
+                                        std::int64_t end, std::int64_t r,
+                                        const BackwardRow<T, kGamma>& row, const float* gamma,
+                                        const DxStores& stores) {
+  const std::int64_t d = a.d;
+  const int next_rows = static_cast<int>(std::min<std::int64_t>(2, item.row_end - r - 1));
+  const T* next_x = static_cast<const T*>(a.x) + (r + 1) * d;
+  const T* next_dy = static_cast<const T*>(a.dy) + (r + 1) * d;
+  const SumsInto dg = partials.DgammaInto(item, b, r == begin, r + 1 == end);
+  const SumsInto db = partials.DbetaInto(item, b, r == begin, r + 1 == end);
+  T* const out[1] = {static_cast<T*>(a.dx) + r * d};
+  if (row.scaled) {
+    LayerNormBackwardWrite<T, kGamma, 1, false, kNativeBf16, PassSums::kAny, true>(
+        &row, gamma, out, d, dg, db, next_x, next_dy, next_rows, stores);
+  } else {
+    LayerNormBackwardPass<T, kGamma, 1, kNativeBf16>(&row, gamma, out, d, dg, db, next_x, next_dy,
+                                                     next_rows, stores);
+  }
+}
+
 // The rows of block b of `item`, two per second pass (LayerNormBackwardWrite),
-// prefetching the item's next rows.
+// prefetching the item's next rows. A pair holding a rescaled row goes one
+// row at a time: the same bits, since a pass adds its rows into the
+// partials one after the other.
 template <typename T, bool kGamma, bool kNativeBf16>
 HWY_INLINE void LayerNormBackwardBlock(const BackwardArgs& a, const Partials& partials,
                                        const WorkItem& item, std::int64_t b, const float* gamma,
@@ -780,22 +832,22 @@ HWY_INLINE void LayerNormBackwardBlock(const BackwardArgs& a, const Partials& pa
   T* dx = static_cast<T*>(a.dx);
   for (std::int64_t r = begin; r < end;) {
     const std::int64_t n = std::min<std::int64_t>(2, end - r);
-    const int next_rows = static_cast<int>(std::min<std::int64_t>(2, item.row_end - r - n));
-    const T* next_x = static_cast<const T*>(a.x) + (r + n) * d;
-    const T* next_dy = static_cast<const T*>(a.dy) + (r + n) * d;
-    const SumsInto dg = partials.DgammaInto(item, b, r == begin, r + n == end);
-    const SumsInto db = partials.DbetaInto(item, b, r == begin, r + n == end);
-    if (n == 2) {
-      const BackwardRow<T, kGamma> rows[2] = {BackwardRowOf<T, kGamma>(a, r, gamma),
-                                              BackwardRowOf<T, kGamma>(a, r + 1, gamma)};
+    BackwardRow<T, kGamma> rows[2];
+    for (int k = 0; k < n; ++k) rows[k] = BackwardRowOf<T, kGamma>(a, r + k, gamma);
+    if (n == 2 && !rows[0].scaled && !rows[1].scaled) {
+      const int next_rows = static_cast<int>(std::min<std::int64_t>(2, item.row_end - r - 2));
+      const T* next_x = static_cast<const T*>(a.x) + (r + 2) * d;
+      const T* next_dy = static_cast<const T*>(a.dy) + (r + 2) * d;
+      const SumsInto dg = partials.DgammaInto(item, b, r == begin, r + 2 == end);
+      const SumsInto db = partials.DbetaInto(item, b, r == begin, r + 2 == end);
       T* const out[2] = {dx + r * d, dx + (r + 1) * d};
       LayerNormBackwardPass<T, kGamma, 2, kNativeBf16>(rows, gamma, out, d, dg, db, next_x, next_dy,
                                                        next_rows, stores);
     } else {
-      const BackwardRow<T, kGamma> rows[1] = {BackwardRowOf<T, kGamma>(a, r, gamma)};
-      T* const out[1] = {dx + r * d};
-      LayerNormBackwardPass<T, kGamma, 1, kNativeBf16>(rows, gamma, out, d, dg, db, next_x, next_dy,
-                                                       next_rows, stores);
+      for (int k = 0; k < n; ++k) {
+        LayerNormBackwardOneRow<T, kGamma, kNativeBf16>(a, partials, item, b, begin, end, r + k,
+                                                        rows[k], gamma, stores);
+      }
     }
     r += n;
   }
@@ -814,9 +866,18 @@ HWY_INLINE void LayerNormBackwardSiblings(const BackwardArgs& a, const Partials&
   T* dx = static_cast<T*>(a.dx);
   BackwardRow<T, kGamma> rows[kN];
   T* out[kN];
+  bool scaled = false;
   for (int k = 0; k < kN; ++k) {
     rows[k] = BackwardRowOf<T, kGamma>(a, r + k, gamma);
     out[k] = dx + (r + k) * d;
+    scaled = scaled || rows[k].scaled;
+  }
+  if (scaled) {  // block by block, as the merge tree defines them
+    for (int k = 0; k < kN; ++k) {
+      LayerNormBackwardOneRow<T, kGamma, kNativeBf16>(a, partials, item, b + k, r + k, r + k + 1,
+                                                      r + k, rows[k], gamma, stores);
+    }
+    return;
   }
   LayerNormBackwardWrite<T, kGamma, kN, true, kNativeBf16>(
       rows, gamma, out, d, partials.DgammaInto(item, b + kN - 1, true, true),

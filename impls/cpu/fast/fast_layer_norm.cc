@@ -516,8 +516,8 @@ void LayerNormForwardRows(const ForwardArgs& a, WorkQueue& queue, float* scratch
 // Xhat<false> leaves out the product x s, for rows with s = 1 (`scaled`
 // false): x * 1 is x bit for bit, a NaN's payload included (a NaN comes out
 // of x s - mean s quieted either way), so both give the same bits, and the
-// loops of ordinary rows save a multiplication a vector (bench/README.md:
-// 1.5-8 % of the bf16 backward in L2 on an AMD Zen 5).
+// loops of ordinary rows save a multiplication a vector (bench/README.md
+// has what it gave on an AMD Zen 5).
 template <typename T, bool kGamma>
 struct BackwardRow {
   template <bool kScaled>
@@ -544,8 +544,12 @@ struct BackwardRow {
 
   const T* HWY_RESTRICT x;
   const T* HWY_RESTRICT dy;
+  // s != 1, from vscale: a build with a flag beside the vectors (each row
+  // a cache line longer) and the pair's rows set in a loop measured slower
+  // (bench/README.md).
+  HWY_INLINE bool Scaled() const { return hn::GetLane(vscale) != 1.f; }
+
   VF vscale, vmean, vrstd_s, va, vb, vr;
-  bool scaled;  // s != 1
 };
 
 // gamma's vector at [i, i + m) (anything without gamma: G ignores it).
@@ -576,7 +580,6 @@ HWY_NOINLINE BackwardRow<T, kGamma> LayerNormBackwardSums(const T* HWY_RESTRICT 
   row.vscale = hn::Set(df, scale);
   row.vmean = hn::Set(df, mean * scale);
   row.vrstd_s = hn::Set(df, rstd / scale);
-  row.scaled = scale != 1.f;
   float sums[2] = {0.f, 0.f};
   const auto sum = [&](auto scaled) {
     TreeSums<2>(
@@ -589,7 +592,7 @@ HWY_NOINLINE BackwardRow<T, kGamma> LayerNormBackwardSums(const T* HWY_RESTRICT 
         },
         sums);
   };
-  if (row.scaled) {
+  if (scale != 1.f) {
     sum(std::true_type{});
   } else {
     sum(std::false_type{});
@@ -809,7 +812,7 @@ HWY_INLINE void LayerNormBackwardOneRow(const BackwardArgs& a, const Partials& p
   const SumsInto dg = partials.DgammaInto(item, b, r == begin, r + 1 == end);
   const SumsInto db = partials.DbetaInto(item, b, r == begin, r + 1 == end);
   T* const out[1] = {static_cast<T*>(a.dx) + r * d};
-  if (row.scaled) {
+  if (row.Scaled()) {
     LayerNormBackwardWrite<T, kGamma, 1, false, kNativeBf16, PassSums::kAny, true>(
         &row, gamma, out, d, dg, db, next_x, next_dy, next_rows, stores);
   } else {
@@ -832,22 +835,28 @@ HWY_INLINE void LayerNormBackwardBlock(const BackwardArgs& a, const Partials& pa
   T* dx = static_cast<T*>(a.dx);
   for (std::int64_t r = begin; r < end;) {
     const std::int64_t n = std::min<std::int64_t>(2, end - r);
-    BackwardRow<T, kGamma> rows[2];
-    for (int k = 0; k < n; ++k) rows[k] = BackwardRowOf<T, kGamma>(a, r + k, gamma);
-    if (n == 2 && !rows[0].scaled && !rows[1].scaled) {
-      const int next_rows = static_cast<int>(std::min<std::int64_t>(2, item.row_end - r - 2));
-      const T* next_x = static_cast<const T*>(a.x) + (r + 2) * d;
-      const T* next_dy = static_cast<const T*>(a.dy) + (r + 2) * d;
-      const SumsInto dg = partials.DgammaInto(item, b, r == begin, r + 2 == end);
-      const SumsInto db = partials.DbetaInto(item, b, r == begin, r + 2 == end);
-      T* const out[2] = {dx + r * d, dx + (r + 1) * d};
-      LayerNormBackwardPass<T, kGamma, 2, kNativeBf16>(rows, gamma, out, d, dg, db, next_x, next_dy,
-                                                       next_rows, stores);
-    } else {
-      for (int k = 0; k < n; ++k) {
-        LayerNormBackwardOneRow<T, kGamma, kNativeBf16>(a, partials, item, b, begin, end, r + k,
-                                                        rows[k], gamma, stores);
+    if (n == 2) {
+      const BackwardRow<T, kGamma> rows[2] = {BackwardRowOf<T, kGamma>(a, r, gamma),
+                                              BackwardRowOf<T, kGamma>(a, r + 1, gamma)};
+      if (!rows[0].Scaled() && !rows[1].Scaled()) {
+        const int next_rows = static_cast<int>(std::min<std::int64_t>(2, item.row_end - r - 2));
+        const T* next_x = static_cast<const T*>(a.x) + (r + 2) * d;
+        const T* next_dy = static_cast<const T*>(a.dy) + (r + 2) * d;
+        const SumsInto dg = partials.DgammaInto(item, b, r == begin, r + 2 == end);
+        const SumsInto db = partials.DbetaInto(item, b, r == begin, r + 2 == end);
+        T* const out[2] = {dx + r * d, dx + (r + 1) * d};
+        LayerNormBackwardPass<T, kGamma, 2, kNativeBf16>(rows, gamma, out, d, dg, db, next_x,
+                                                         next_dy, next_rows, stores);
+      } else {
+        for (int k = 0; k < 2; ++k) {
+          LayerNormBackwardOneRow<T, kGamma, kNativeBf16>(a, partials, item, b, begin, end, r + k,
+                                                          rows[k], gamma, stores);
+        }
       }
+    } else {
+      LayerNormBackwardOneRow<T, kGamma, kNativeBf16>(a, partials, item, b, begin, end, r,
+                                                      BackwardRowOf<T, kGamma>(a, r, gamma), gamma,
+                                                      stores);
     }
     r += n;
   }
@@ -870,7 +879,7 @@ HWY_INLINE void LayerNormBackwardSiblings(const BackwardArgs& a, const Partials&
   for (int k = 0; k < kN; ++k) {
     rows[k] = BackwardRowOf<T, kGamma>(a, r + k, gamma);
     out[k] = dx + (r + k) * d;
-    scaled = scaled || rows[k].scaled;
+    scaled = scaled || rows[k].Scaled();
   }
   if (scaled) {  // block by block, as the merge tree defines them
     for (int k = 0; k < kN; ++k) {

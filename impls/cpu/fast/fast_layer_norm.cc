@@ -513,7 +513,7 @@ void LayerNormForwardRows(const ForwardArgs& a, WorkQueue& queue, float* scratch
 
 // One row of the backward, after its sums: dx = rstd ((g - a) - xhat b),
 // g = dy gamma, with xhat = (x s - mean s) (rstd / s) (s: BackwardScale).
-// Xhat<false> leaves out the product x s, for rows with s = 1 (`scaled`
+// Xhat<false> leaves out the product x s, for rows with s = 1 (Scaled()
 // false): x * 1 is x bit for bit, a NaN's payload included (a NaN comes out
 // of x s - mean s quieted either way), so both give the same bits, and the
 // loops of ordinary rows save a multiplication a vector (bench/README.md
@@ -680,9 +680,9 @@ struct DxStores {
 // arrays. kNativeBf16: dx's whole lines rounded by vcvtne2ps2bf16
 // (WriteRows; the same bits). kSums (kAny with kSiblings): the shape of
 // `dgamma` and `dbeta` when PassSumsOf knows it, so that the loop neither
-// tests `in` nor loops over `left`. kScaled: some row is `scaled`
+// tests `in` nor loops over `left`. kScaled: the row is Scaled()
 // (BackwardRow; only one row at a time, kAny, since such rows are rare);
-// otherwise none is.
+// otherwise no row is.
 template <typename T, bool kGamma, int kN, bool kSiblings = false, bool kNativeBf16 = false,
           PassSums kSums = PassSums::kAny, bool kScaled = false>
 HWY_NOINLINE void LayerNormBackwardWrite(const BackwardRow<T, kGamma>* rows_in,
@@ -797,7 +797,7 @@ HWY_INLINE BackwardRow<T, kGamma> BackwardRowOf(const BackwardArgs& a, std::int6
 }
 
 // Row r of block b (rows [begin, end) of `item`) in a second pass of its
-// own, prefetching the item's next rows; a rescaled row (`scaled`) by the
+// own, prefetching the item's next rows; a rescaled row (Scaled()) by the
 // loop that multiplies x by its scale.
 template <typename T, bool kGamma, bool kNativeBf16>
 HWY_INLINE void LayerNormBackwardOneRow(const BackwardArgs& a, const Partials& partials,

@@ -399,14 +399,15 @@ TEST(Avx512Bf16LayerNorm, BackwardGivesTheHighwayBitsOnNonFiniteDx) {
 
 // Rows of spread 2^100 (rstd below 2^-60: the backward's rescaled rows,
 // fast_layer_norm.cc, one row a pass) among ordinary ones, in batches of 7
-// (one-row sibling blocks) and 70 rows (blocks of two and three rows).
+// (one-row sibling blocks), 70 rows (blocks of two and three rows) and 200
+// rows (blocks of seven and six: runs of four, three and two rows).
 TEST(Avx512Bf16LayerNorm, BackwardGivesTheHighwayBitsWithRescaledRowsAmongOrdinaryOnes) {
   if (!HaveAvx512Bf16LayerNorm()) GTEST_SKIP() << "no AVX512_BF16";
   const std::int64_t d = 768;
-  for (const std::int64_t rows : {7, 70}) {
+  for (const std::int64_t rows : {7, 70, 200}) {
     auto x = Random(rows * d, 0.f, 1.f, 41);
     const auto huge = Random(d, 0.f, 0x1p100f, 42);
-    for (const std::int64_t r : {0, 2, 5, 6, 33, 34, 50, 69}) {
+    for (const std::int64_t r : {0, 2, 5, 6, 14, 15, 16, 17, 33, 34, 50, 69, 160, 199}) {
       if (r < rows) std::copy(huge.begin(), huge.end(), x.begin() + r * d);
     }
     const auto dy = Random(rows * d, 0.f, 1.f, 43);

@@ -26,6 +26,8 @@
 #include "impls/cpu/fast/driver.h"
 #include "impls/cpu/fast/fast_layer_norm.h"
 #include "impls/cpu/fast/fast_rms_norm.h"
+#include "impls/cpu/fast/partials.h"
+#include "impls/cpu/fast/row_scaling.h"
 #include "impls/cpu/fast/targets.h"
 #include "impls/dtype.h"
 #include "impls/registry.h"
@@ -507,6 +509,80 @@ TEST(FastKernels, ThePiecewiseMergeKeepsTheReferenceTreesNaNs) {
   }
 }
 
+// dgamma and dbeta as partials.h defines them, from first principles: each
+// row block's terms added to zeros in row order (dgamma's term dy * xhat by
+// the kernels' MulAdd: one rounding where the target has FMA, two on the
+// scalar one; xhat = (x - mean) rstd, rows with rstd >= 2^-60 only), then
+// the fixed merge tree (MergeColumnsReference), for the fp32 LayerNorm
+// entries, whose dgamma keeps every bit of the sums. The entries add up to
+// four rows of a block in one pass, and two or four one-row blocks in
+// registers; none of that may change the order of a single addition.
+Outputs DgammaDbetaInRowOrder(const TargetKernels& t, const Case& c, const Outputs& o) {
+  const std::int64_t d = c.d;
+  const bool fused = t.backend != "cpu-fast-scalar";
+  Partials p;
+  p.padded = PaddedLength(d);
+  p.dgamma = p.dbeta = true;
+  p.blocks = RowBlocks(c.rows);
+  std::vector<float> arrays(static_cast<std::size_t>(2 * p.blocks * p.padded), 0.f);
+  p.base = arrays.data();
+  for (std::int64_t b = 0; b < p.blocks; ++b) {
+    for (std::int64_t r = SplitPoint(c.rows, p.blocks, b); r < SplitPoint(c.rows, p.blocks, b + 1);
+         ++r) {
+      EXPECT_GE(o.rstd[r], std::ldexp(1.f, -kBackwardRstdExponent)) << "row " << r;
+      for (std::int64_t j = 0; j < d; ++j) {
+        const auto at = static_cast<std::size_t>(r * d + j);
+        const auto x = static_cast<float>(c.x[at]);
+        const auto dy = static_cast<float>(c.dy[at]);
+        const float xhat = (x - o.mean[r]) * o.rstd[r];
+        float& dg = p.Dgamma(b)[j];
+        if (fused) {
+          dg = std::fma(dy, xhat, dg);
+        } else {
+          const float term = dy * xhat;
+          dg = dg + term;
+        }
+        p.Dbeta(b)[j] += dy;
+      }
+    }
+  }
+  Outputs ref;
+  ref.dgamma = Typed::Zeros(DType::kF32, d);
+  ref.dbeta = Typed::Zeros(DType::kF32, d);
+  BackwardArgs args{};
+  args.rows = c.rows;
+  args.d = d;
+  args.dgamma = ref.dgamma.data();
+  args.dbeta = ref.dbeta.data();
+  MergeColumnsReference(args, p, DType::kF32, 0, d);
+  return ref;
+}
+
+// Row counts for blocks of one to ten rows (kMaxRowBlocks = 32), so runs of
+// one to four rows, on 1 and 3 threads.
+TEST(FastKernels, DgammaAndDbetaAddEachBlocksRowsInRowOrderThroughTheFixedTree) {
+  const int saved_threads = MaxThreads();
+  for (const TargetKernels& t : AvailableTargets()) {
+    const ImplInfo impl = FastLayerNormImpl(t, DType::kF32);
+    for (const std::int64_t d : {67, 256}) {
+      for (const std::int64_t rows : {3, 21, 46, 64, 96, 128, 160, 199, 225, 290, 320}) {
+        const Case c = FamilyCase("standard_normal", Norm::kLayerNorm, DType::kF32, d, rows);
+        for (const int threads : {1, 3}) {
+          SetThreads(threads);
+          const Outputs o = RunKernel(impl, c);
+          ASSERT_EQ(o.backward_rc, 0);
+          const Outputs ref = DgammaDbetaInRowOrder(t, c, o);
+          const std::string what = impl.name + " d=" + std::to_string(d) + " rows " +
+                                   std::to_string(rows) + " threads " + std::to_string(threads);
+          EXPECT_TRUE(o.dgamma.Payload() == ref.dgamma.Payload()) << what;
+          EXPECT_TRUE(o.dbeta.Payload() == ref.dbeta.Payload()) << what;
+        }
+      }
+    }
+  }
+  SetThreads(saved_threads);
+}
+
 // y and dx of a row, and its statistics, are those it gets alone, wherever
 // it sits: the first and the second row of a pair (the bf16 forward and the
 // backward's dx pass take rows two at a time) and a last row without a
@@ -612,14 +688,19 @@ TEST(FastKernels, EveryRowOfAMixedBatchGivesTheBitsItGivesAlone) {
 
 // The LayerNorm backward computes rows whose rstd is below
 // 2^-kBackwardRstdExponent in scaled units (row_scaling.h), and every other
-// row without the scale's multiplication, two rows a pass; a pair (or a
-// group of one-row sibling blocks) holding a rescaled row goes one row at a
-// time. A batch of 70 rows (row blocks of two and three rows, so pairs of
-// every kind: ordinary and rescaled either way round, two rescaled, a
-// rescaled row alone at a block's end) and one of 7 (one-row blocks, a
-// rescaled row among four siblings), on 1 and 2 threads: dx, dgamma and
-// dbeta must meet the bound, and each row's dx must be the bits the row
-// gives alone. The rescaled rows are OverflowingRows' well-conditioned ones.
+// row without the scale's multiplication, up to four rows a pass; a run of
+// rows (or a group of one-row sibling blocks) holding a rescaled row goes
+// one row at a time. Three batches, on 1 and 2 threads:
+//   * 70 rows: row blocks of two and three rows, so runs of every kind
+//     (ordinary and rescaled either way round, two rescaled, a rescaled row
+//     alone at a block's end);
+//   * 200 rows: blocks of seven and six rows (runs of four, three and two),
+//     with runs of four holding two, four and one rescaled rows, a run of
+//     three ending with one, a pair ending the batch with one;
+//   * 7 rows: one-row blocks, a rescaled row among four siblings.
+// dx, dgamma and dbeta must meet the bound, and each row's dx must be the
+// bits the row gives alone. The rescaled rows are OverflowingRows'
+// well-conditioned ones.
 Case RescaledRowsAmongOrdinaryOnes(DType dtype, std::int64_t d, std::int64_t rows,
                                    const std::vector<std::int64_t>& rescaled) {
   Case c = FamilyCase("standard_normal", Norm::kLayerNorm, dtype, d, rows);
@@ -641,7 +722,9 @@ TEST(FastKernels, TheBackwardMeetsItsBoundWithRescaledRowsAmongOrdinaryOnes) {
     for (const std::int64_t d : {3, 64, 777}) {
       const Case cases[] = {
           RescaledRowsAmongOrdinaryOnes(impl.x_dtype, d, 70, {0, 5, 6, 13, 20, 33, 34, 35, 50, 69}),
-          RescaledRowsAmongOrdinaryOnes(impl.x_dtype, d, 7, {2, 6})};
+          RescaledRowsAmongOrdinaryOnes(impl.x_dtype, d, 7, {2, 6}),
+          RescaledRowsAmongOrdinaryOnes(impl.x_dtype, d, 200,
+                                        {0, 3, 14, 15, 16, 17, 20, 160, 199})};
       for (const Case& c : cases) {
         for (const int threads : {1, 2}) {
           SetThreads(threads);

@@ -664,13 +664,13 @@ struct DxStores {
   bool prefetch = false;
 };
 
-// The second pass of kN rows (1 or 2 of one row block; 2 or 4 one-row blocks
-// with kSiblings), in one loop: each row's dx, and its dy * xhat and dy
-// summed into the block's partial sums as `dgamma` and `dbeta` say
+// The second pass of kN rows (1 to 4 of one row block; 2 or 4 one-row
+// blocks with kSiblings), in one loop: each row's dx, and its dy * xhat and
+// dy summed into the block's partial sums as `dgamma` and `dbeta` say
 // (partials.h, SumsInto: row by row in row order, so the same bits as one
-// row at a time, then the subtrees the block completes; two rows load and
-// store the partials and load gamma once for both). The rows come from L1 or
-// L2 after their sums (two fp32 rows of 4096 hold 64 KiB of x and dy); the
+// row at a time, then the subtrees the block completes; the kN rows load and
+// store the partials and load gamma once for all). The rows come from L1 or
+// L2 after their sums (four fp32 rows of 4096 hold 128 KiB of x and dy); the
 // loop prefetches the next `next_rows` (<= kN) rows from next_x and next_dy
 // into L2, a line of each per line of these. kSiblings (kN = 2 or 4): the
 // rows are kN one-row blocks, an aligned subtree of the merge tree, and
@@ -821,44 +821,72 @@ HWY_INLINE void LayerNormBackwardOneRow(const BackwardArgs& a, const Partials& p
   }
 }
 
-// The rows of block b of `item`, two per second pass (LayerNormBackwardWrite),
-// prefetching the item's next rows. A pair holding a rescaled row goes one
-// row at a time: the same bits, since a pass adds its rows into the
-// partials one after the other.
+// Rows r to r + kN - 1 of block b (rows [begin, end) of `item`) in one
+// second pass (LayerNormBackwardWrite), prefetching the item's next rows. A
+// run holding a rescaled row goes one row at a time: the same bits, since a
+// pass adds its rows into the partials one after the other.
+template <typename T, bool kGamma, bool kNativeBf16, int kN>
+HWY_INLINE void LayerNormBackwardRun(const BackwardArgs& a, const Partials& partials,
+                                     const WorkItem& item, std::int64_t b, std::int64_t begin,
+                                     std::int64_t end, std::int64_t r, const float* gamma,
+                                     const DxStores& stores) {
+  const std::int64_t d = a.d;
+  BackwardRow<T, kGamma> rows[kN];
+  T* out[kN];
+  bool scaled = false;
+  for (int k = 0; k < kN; ++k) {
+    rows[k] = BackwardRowOf<T, kGamma>(a, r + k, gamma);
+    out[k] = static_cast<T*>(a.dx) + (r + k) * d;
+    scaled = scaled || rows[k].Scaled();
+  }
+  if (scaled) {
+    for (int k = 0; k < kN; ++k) {
+      LayerNormBackwardOneRow<T, kGamma, kNativeBf16>(a, partials, item, b, begin, end, r + k,
+                                                      rows[k], gamma, stores);
+    }
+    return;
+  }
+  const int next_rows = static_cast<int>(std::min<std::int64_t>(kN, item.row_end - r - kN));
+  const T* next_x = static_cast<const T*>(a.x) + (r + kN) * d;
+  const T* next_dy = static_cast<const T*>(a.dy) + (r + kN) * d;
+  const SumsInto dg = partials.DgammaInto(item, b, r == begin, r + kN == end);
+  const SumsInto db = partials.DbetaInto(item, b, r == begin, r + kN == end);
+  LayerNormBackwardPass<T, kGamma, kN, kNativeBf16>(rows, gamma, out, d, dg, db, next_x, next_dy,
+                                                    next_rows, stores);
+}
+
+// The rows of block b of `item` in runs of up to four rows a second pass:
+// four at a time, except that five rows left go as three and two, and the
+// last one to three rows as one run. Fewer passes a block load and store its
+// partials, and load gamma, fewer times a row; bench/README.md has what runs
+// of four gave over pairs on an AMD Zen 5 (the bf16 backward at d = 768,
+// cache-resident on one thread, was 20 % behind oneDNN in pairs).
 template <typename T, bool kGamma, bool kNativeBf16>
 HWY_INLINE void LayerNormBackwardBlock(const BackwardArgs& a, const Partials& partials,
                                        const WorkItem& item, std::int64_t b, const float* gamma,
                                        const DxStores& stores) {
-  const std::int64_t d = a.d;
   const std::int64_t begin = SplitPoint(a.rows, partials.blocks, b);
   const std::int64_t end = SplitPoint(a.rows, partials.blocks, b + 1);
-  T* dx = static_cast<T*>(a.dx);
   for (std::int64_t r = begin; r < end;) {
-    const std::int64_t n = std::min<std::int64_t>(2, end - r);
-    if (n == 2) {
-      const BackwardRow<T, kGamma> rows[2] = {BackwardRowOf<T, kGamma>(a, r, gamma),
-                                              BackwardRowOf<T, kGamma>(a, r + 1, gamma)};
-      if (!rows[0].Scaled() && !rows[1].Scaled()) {
-        const int next_rows = static_cast<int>(std::min<std::int64_t>(2, item.row_end - r - 2));
-        const T* next_x = static_cast<const T*>(a.x) + (r + 2) * d;
-        const T* next_dy = static_cast<const T*>(a.dy) + (r + 2) * d;
-        const SumsInto dg = partials.DgammaInto(item, b, r == begin, r + 2 == end);
-        const SumsInto db = partials.DbetaInto(item, b, r == begin, r + 2 == end);
-        T* const out[2] = {dx + r * d, dx + (r + 1) * d};
-        LayerNormBackwardPass<T, kGamma, 2, kNativeBf16>(rows, gamma, out, d, dg, db, next_x,
-                                                         next_dy, next_rows, stores);
-      } else {
-        for (int k = 0; k < 2; ++k) {
-          LayerNormBackwardOneRow<T, kGamma, kNativeBf16>(a, partials, item, b, begin, end, r + k,
-                                                          rows[k], gamma, stores);
-        }
-      }
+    const std::int64_t left = end - r;
+    if (left >= 4 && left != 5) {
+      LayerNormBackwardRun<T, kGamma, kNativeBf16, 4>(a, partials, item, b, begin, end, r, gamma,
+                                                      stores);
+      r += 4;
+    } else if (left == 3 || left == 5) {
+      LayerNormBackwardRun<T, kGamma, kNativeBf16, 3>(a, partials, item, b, begin, end, r, gamma,
+                                                      stores);
+      r += 3;
+    } else if (left >= 2) {
+      LayerNormBackwardRun<T, kGamma, kNativeBf16, 2>(a, partials, item, b, begin, end, r, gamma,
+                                                      stores);
+      r += 2;
     } else {
       LayerNormBackwardOneRow<T, kGamma, kNativeBf16>(a, partials, item, b, begin, end, r,
                                                       BackwardRowOf<T, kGamma>(a, r, gamma), gamma,
                                                       stores);
+      r += 1;
     }
-    r += n;
   }
 }
 

@@ -658,10 +658,12 @@ HWY_INLINE VF SubtreeSum(const VF* t) {
 // UseStreamingStoresForSpreadWrites), or the ordinary way, then prefetching
 // the next rows' dx for writing when driver.h's PrefetchOutputsForWriting
 // says so (a PREFETCHW of each of their lines while these rows are written,
-// only within the thread's item, as next_x and next_dy).
+// only within the thread's item, as next_x and next_dy). next_inputs: the
+// next rows' x and dy are prefetched into L2 (driver.h, PrefetchNextRows).
 struct DxStores {
   bool stream = false;
   bool prefetch = false;
+  bool next_inputs = false;
 };
 
 // The second pass of kN rows (1 to 4 of one row block; 2 or 4 one-row
@@ -703,6 +705,8 @@ HWY_NOINLINE void LayerNormBackwardWrite(const BackwardRow<T, kGamma>* rows_in,
   // The next rows' dx follows these rows' (every caller passes rows r to
   // r + kN - 1 and the next ones from r + kN).
   T* const next_dx = stores.prefetch ? dx[kN - 1] + d : nullptr;
+  // No prefetches where the call's rows fit in a core's L2 (then so does dx).
+  next_rows = stores.next_inputs ? next_rows : 0;
   const auto dx_at = [=](std::int64_t i, std::int64_t m) LNV_INLINE_LAMBDA {
     if (next_rows > 0 && i % kPerLine == 0) {
       for (int k = 0; k < next_rows; ++k) {
@@ -941,6 +945,7 @@ void LayerNormBackwardRowsOf(const BackwardArgs& a, WorkQueue& queue, const Part
   DxStores stores;
   stores.stream = UseStreamingStoresForSpreadWrites(footprint, row_bytes);
   stores.prefetch = PrefetchOutputsForWriting(footprint, stores.stream);
+  stores.next_inputs = PrefetchNextRows(footprint);
   WorkItem item;
   while (queue.Next(&item)) {
     for (std::int64_t b = item.block_begin; b < item.block_end;) {

@@ -584,11 +584,12 @@ TEST(FastKernels, DgammaAndDbetaAddEachBlocksRowsInRowOrderThroughTheFixedTree) 
 }
 
 // y and dx of a row, and its statistics, are those it gets alone, wherever
-// it sits: the first and the second row of a pair (the bf16 forward and the
-// backward's dx pass take rows two at a time) and a last row without a
-// partner; with and without gamma and beta. 199 rows: one forward work item,
-// and backward row blocks of 6 and 7 rows (driver.h, kMaxRowBlocks), so
-// pairs and rows without a partner in both.
+// it sits: either row of a pair (the bf16 forward takes rows two at a
+// time), any row of a run of up to four (the backward's dx pass), and a
+// last row without a partner; with and without gamma and beta. 199 rows:
+// one forward work item (pairs, then a row alone), and backward row blocks
+// of 7 and 6 rows (driver.h, kMaxRowBlocks), so runs of four, three and
+// two.
 TEST(FastKernels, ARowsResultsDoNotDependOnItsBatch) {
   for (const ImplInfo& impl : FastImpls()) {
     for (const bool affine : {true, false}) {

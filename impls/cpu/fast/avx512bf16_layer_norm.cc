@@ -592,8 +592,9 @@ namespace {
 // core): bench_kernels, bf16 at 1 MiB, fast/fast_hwy in one process, five
 // rounds, d = 768: 1.21-1.29 in turn, 1.25-1.48 interleaved (one thread),
 // 1.26-1.35 and 1.29-1.43 (two); d = 4096 (8 KiB rows, past the L1d limit
-// here) within the scatter. The kernel timed alone, two threads: within 3 %
-// at 4 and 8 MiB, and 3-18 % slower interleaved at 64 MiB.
+// here) within the scatter. The kernel timed alone, interleaved against in
+// turn: within 3 % at 4 and 8 MiB, 3-7 % slower at 64 MiB (two threads),
+// 8-18 % slower there on one.
 bool InterleavesNextSums(std::int64_t footprint_bytes, std::int64_t row_bytes) {
   return footprint_bytes <= CoreL2Bytes() && 6 * row_bytes <= CoreL1dBytes() / 2;
 }

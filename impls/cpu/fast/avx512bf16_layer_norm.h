@@ -16,8 +16,9 @@
 //   1 / sqrt(var + eps) in fp32; y = gamma * ((x - mean) * rstd) + beta, one
 //   FMA. Rows go two at a time (two independent chains of sums, one write
 //   pass sharing gamma's and beta's loads); in calls whose rows fit in a
-//   core's L2, a pair's write pass follows the next pair's sums, so that the
-//   pair's last reductions overlap other work. x widened from bf16 in each pass
+//   core's L2, with rows of up to a twelfth of its L1d, a pair's write pass
+//   follows the next pair's sums, so that the pair's last reductions overlap
+//   other work (InterleavesNextSums). x widened from bf16 in each pass
 //   (loads exact) as the even and odd elements of 32 (one shift or mask
 //   each, no widening shuffle). The sums keep those in pairs of
 //   accumulators whose lanes are the tree shape's columns in another order

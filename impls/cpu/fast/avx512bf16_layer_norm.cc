@@ -337,16 +337,15 @@ struct StreamChoice {
 // thread's item for y; x anywhere in the call):
 //   kXToL2: x into L2 while these rows' deviations are summed (calls that
 //     fit in a core's L2, and long rows);
-//   kXToL1: x into L1 while these rows are summed, the pass before (calls
-//     past a core's L2 with short rows, Avx512Bf16PrefetchesOutputs' limit
-//     on the row length): the earlier and nearer prefetch, bf16 at d = 768,
-//     64 MiB, two threads on the Zen 5 guest, took the kernel from 0.89-0.97
-//     to 1.02-1.04 of oneDNN (alternated rounds, bench/README.md); done at
-//     every size it cost 11-27 % at 1 MiB, which keeps kXToL2;
-//   kXToL1AndY: the same, and y for writing (PREFETCHW) during the
-//     deviations' pass, where y is not streamed (driver.h,
-//     PrefetchOutputsForWriting).
-enum class Prefetch { kXToL2, kXToL1, kXToL1AndY };
+//   kXToL1AndY: x into L1 while these rows are summed, the pass before, and
+//     y for writing (PREFETCHW) while their deviations are summed (calls
+//     past a core's L2 with short rows, Avx512Bf16PrefetchesOutputs, which
+//     never stream). Taking x into L1 a pass earlier took the kernel, bf16
+//     at d = 768, 64 MiB, two threads on the Zen 5 guest, y streamed then,
+//     from 0.89-0.97 to 1.02-1.04 of oneDNN (alternated rounds,
+//     bench/README.md); done at
+//     every size it cost 11-27 % at 1 MiB, which keeps kXToL2.
+enum class Prefetch { kXToL2, kXToL1AndY };
 
 // Row r by the Highway AVX-512 kernel (non-finite var + eps).
 void FallbackRow(const ForwardArgs& a, std::int64_t r) {
@@ -573,11 +572,15 @@ std::atomic<std::int64_t> g_streamed_rows{0};
 
 // PREFETCHW brings a line into L1: only rows of which four (the pair being
 // read, the pair prefetched) fit in half of it. Rows of 8 KiB (d = 4096)
-// lost 6 to 15 % with it at 8 MiB (bench/README.md).
-bool Avx512Bf16PrefetchesOutputs(std::int64_t footprint_bytes, std::int64_t row_bytes,
-                                 bool streaming) {
-  return PrefetchOutputsForWriting(footprint_bytes, streaming) &&
-         4 * row_bytes <= CoreL1dBytes() / 2;
+// lost 6 to 15 % with it at 8 MiB (bench/README.md). Such calls store the
+// ordinary way even past the streaming footprint, where the streamed write
+// pass waited on the write-combining buffers: on the Zen 5 guest
+// (bench/README.md, bf16 at d = 768, alternated builds, fast/oneDNN, two
+// threads) the medians of four sets of rounds at 64 MiB went from 0.90-0.96
+// streamed to 1.02-1.13, and the kernel was faster at 16, 32 and 256 MiB
+// too; on one thread two sets of three favoured it, one did not.
+bool Avx512Bf16PrefetchesOutputs(std::int64_t footprint_bytes, std::int64_t row_bytes) {
+  return PrefetchOutputsForWriting(footprint_bytes, false) && 4 * row_bytes <= CoreL1dBytes() / 2;
 }
 
 namespace {
@@ -602,14 +605,13 @@ bool InterleavesNextSums(std::int64_t footprint_bytes, std::int64_t row_bytes) {
 void Rows(const ForwardArgs& a, WorkQueue& queue, float* /*scratch*/) {
   const std::int64_t row_bytes = a.d * static_cast<std::int64_t>(sizeof(std::uint16_t));
   const std::int64_t footprint = 2 * a.rows * row_bytes;  // x and y
-  StreamChoice stream;
-  stream.one = UseStreamingStores(footprint, row_bytes);
-  stream.two = UseStreamingStoresForSpreadWrites(footprint, row_bytes);  // implied by `one`
-  // Past a core's L2 with short rows (Prefetch): x into L1, and y for
-  // writing unless it streams.
-  const Prefetch plan = !Avx512Bf16PrefetchesOutputs(footprint, row_bytes, false) ? Prefetch::kXToL2
-                        : stream.two                                              ? Prefetch::kXToL1
-                                     : Prefetch::kXToL1AndY;
+  // Past a core's L2 with short rows (Prefetch): x into L1 and y for
+  // writing, and no streaming.
+  const bool prefetch_outputs = Avx512Bf16PrefetchesOutputs(footprint, row_bytes);
+  const Prefetch plan = prefetch_outputs ? Prefetch::kXToL1AndY : Prefetch::kXToL2;
+  StreamChoice stream;  // `one` implies `two`
+  stream.one = !prefetch_outputs && UseStreamingStores(footprint, row_bytes);
+  stream.two = !prefetch_outputs && UseStreamingStoresForSpreadWrites(footprint, row_bytes);
   const bool interleave = InterleavesNextSums(footprint, row_bytes);
   std::int64_t streamed = 0;
   WorkItem item;
@@ -617,9 +619,6 @@ void Rows(const ForwardArgs& a, WorkQueue& queue, float* /*scratch*/) {
     switch (plan) {
       case Prefetch::kXToL2:
         streamed += ItemRows<Prefetch::kXToL2>(a, item, stream, interleave);
-        break;
-      case Prefetch::kXToL1:
-        streamed += ItemRows<Prefetch::kXToL1>(a, item, stream, interleave);
         break;
       case Prefetch::kXToL1AndY:
         streamed += ItemRows<Prefetch::kXToL1AndY>(a, item, stream, interleave);

@@ -29,16 +29,18 @@
 //   streaming footprint, under the Highway bf16 forward's rule (driver.h:
 //   UseStreamingStoresForSpreadWrites for two rows written in one pass,
 //   UseStreamingStores for a row written alone; rows of at least
-//   kMinStreamedRowBytes). There the whole 64-byte lines of y go out with
-//   non-temporal stores, after an aligning head (two rows together only when
-//   they start at the same offset within a line); partial lines use ordinary
-//   stores. The stores never change a bit.
+//   kMinStreamedRowBytes), unless they are the calls below that prefetch y
+//   for writing: those never stream (measured faster past the cache,
+//   Avx512Bf16PrefetchesOutputs). Where a call streams, the whole 64-byte
+//   lines of y go out with non-temporal stores, after an aligning head (two
+//   rows together only when they start at the same offset within a line);
+//   partial lines use ordinary stores. The stores never change a bit.
 // Prefetches: the next two rows' x into L2 while these rows' deviations are
 //   summed; in calls that outgrow a core's L2 with short rows
-//   (Avx512Bf16PrefetchesOutputs' limit), into L1 while these rows are
-//   summed, the pass before, and where those calls store the ordinary way
-//   (driver.h, PrefetchOutputsForWriting) the next rows' y for writing too,
-//   within the thread's item, while these rows' deviations are summed.
+//   (Avx512Bf16PrefetchesOutputs), into L1 while these rows are summed, the
+//   pass before, and the next rows' y for writing (driver.h,
+//   PrefetchOutputsForWriting), within the thread's item, while these rows'
+//   deviations are summed.
 // Accumulation: fp32. y rounded once into bf16 by vcvtne2ps2bf16, which is
 //   round-to-nearest-even for normal, zero, infinite and NaN (quieted)
 //   values, but turns an fp32 subnormal into a signed zero (measured on an
@@ -92,11 +94,10 @@ int Avx512Bf16LayerNormForward(const ForwardArgs* args);
 // happened.
 std::int64_t Avx512Bf16StreamedRowsForTest();
 
-// Whether a call of `footprint_bytes` (x and y) with rows of `row_bytes`,
-// streaming or not, prefetches the next rows' y for writing. With
-// `streaming` false: whether it prefetches the next rows' x into L1.
-bool Avx512Bf16PrefetchesOutputs(std::int64_t footprint_bytes, std::int64_t row_bytes,
-                                 bool streaming);
+// Whether a call of `footprint_bytes` (x and y) with rows of `row_bytes`
+// prefetches the next rows' x into L1 and their y for writing. Such a call
+// stores y the ordinary way at every size: it never streams.
+bool Avx512Bf16PrefetchesOutputs(std::int64_t footprint_bytes, std::int64_t row_bytes);
 
 // The registry entry. Call only when HaveAvx512Bf16LayerNorm().
 ImplInfo Avx512Bf16LayerNormImpl();

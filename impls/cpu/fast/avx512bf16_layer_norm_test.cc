@@ -154,28 +154,30 @@ TEST(Avx512Bf16LayerNorm, RoundsSubnormalResultsToNearestEven) {
 }
 
 // Calls past a core's L2 with short rows prefetch the rows they write next
-// (driver.h, PrefetchOutputsForWriting): their loop, with rows on every
+// (driver.h, PrefetchOutputsForWriting) and store them the ordinary way,
+// even where every other call would stream: their loop, with rows on every
 // thread, an odd count (the last alone) and a row for the fallback among
-// them, gives the same bits. Not vacuous: the shape does take that path
-// (streaming, which would turn it off, is kept off whatever the L3).
+// them, gives the same bits, and streams no row. Not vacuous: the shape
+// does take that path, with streaming forced for every size.
 TEST(Avx512Bf16LayerNorm, GivesTheHighwayBitsWhenPrefetchingOutputs) {
   if (!HaveAvx512Bf16LayerNorm()) GTEST_SKIP() << "no AVX512_BF16";
   struct Restore {
     ~Restore() { SetStreamingFootprintBytesForTest(-1); }
   } restore;
-  SetStreamingFootprintBytesForTest(std::numeric_limits<std::int64_t>::max() / 2);
+  SetStreamingFootprintBytesForTest(0);  // every other call with rows of >= 1 KiB streams
   for (const std::int64_t d : {768, 1001}) {
     const std::int64_t row_bytes = d * static_cast<std::int64_t>(sizeof(std::uint16_t));
     const std::int64_t rows = CoreL2Bytes() / (2 * row_bytes) / 2 * 2 + 3;  // past L2, odd
     const std::int64_t footprint = 2 * rows * row_bytes;
-    const bool stream = UseStreamingStoresForSpreadWrites(footprint, row_bytes);
-    ASSERT_FALSE(stream) << "d=" << d;
-    ASSERT_TRUE(Avx512Bf16PrefetchesOutputs(footprint, row_bytes, stream)) << "d=" << d;
+    ASSERT_TRUE(UseStreamingStores(footprint, row_bytes)) << "d=" << d;
+    ASSERT_TRUE(Avx512Bf16PrefetchesOutputs(footprint, row_bytes)) << "d=" << d;
     auto x = Random(rows * d, 1.f, 2.f, static_cast<std::uint64_t>(d) + 2);
     x[(rows / 2) * d + 3] = Bf16Bits(std::numeric_limits<float>::infinity());
     const auto g = Random(d, 1.f, 0.25f, 13);
     const auto b = Random(d, 0.f, 0.5f, 14);
+    const std::int64_t streamed_before = Avx512Bf16StreamedRowsForTest();
     ExpectHighwayBits(x, g, b, rows, d, "prefetching y");
+    EXPECT_EQ(Avx512Bf16StreamedRowsForTest(), streamed_before) << "d=" << d << ": rows streamed";
   }
 }
 
@@ -197,9 +199,10 @@ TEST(Avx512Bf16LayerNorm, GivesTheHighwayBitsOnOverflowingAndNonFiniteRows) {
 // small calls) give the same bits as ordinary ones: the native kernel,
 // streaming, against the Highway kernel, not streaming, with y (and x)
 // starting anywhere in a cache line, odd d (two rows then start at
-// different offsets within a line, so only a row written alone streams) and
-// rows the fallback computes. Nothing outside y is written. Each call must
-// have streamed some rows (not vacuous).
+// different offsets within a line, so only a row written alone streams),
+// rows the fallback computes and rows on every thread (long rows: short ones
+// past a core's L2 never stream). Nothing outside y is written. Each call
+// must have streamed some rows (not vacuous).
 TEST(Avx512Bf16LayerNorm, GivesTheSameBitsWithStreamingStores) {
   if (!HaveAvx512Bf16LayerNorm()) GTEST_SKIP() << "no AVX512_BF16";
   struct Restore {
@@ -215,7 +218,7 @@ TEST(Avx512Bf16LayerNorm, GivesTheSameBitsWithStreamingStores) {
   for (const Shape& s :
        {Shape{768, 6, 0, 0, false}, Shape{768, 5, 1, 3, false}, Shape{4096, 3, 31, 0, false},
         Shape{512, 4, 5, 1, false}, Shape{1001, 5, 0, 0, false}, Shape{1001, 5, 7, 2, false},
-        Shape{4097, 3, 13, 0, false}, Shape{768, 4, 9, 0, true}, Shape{1536, 301, 1, 0, false}}) {
+        Shape{4097, 3, 13, 0, false}, Shape{768, 4, 9, 0, true}, Shape{4096, 67, 1, 0, false}}) {
     const std::int64_t n = s.rows * s.d;
     // 64-byte aligned buffers (the new[] of an over-aligned type).
     struct alignas(64) Line {

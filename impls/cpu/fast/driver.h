@@ -150,7 +150,9 @@ std::int64_t StreamingFootprintBytes();
 void SetStreamingFootprintBytesForTest(std::int64_t bytes);
 
 // The rule every fast kernel uses to choose streaming stores (the Highway
-// ones in simd_row-inl.h, the native AVX512_BF16 forward).
+// ones in simd_row-inl.h, the native AVX512_BF16 forward, which keeps
+// ordinary stores where it prefetches y for writing:
+// Avx512Bf16PrefetchesOutputs).
 // Rows shorter than this are stored the ordinary way: their unaligned head
 // and tail lines would cost more than streaming saves.
 inline constexpr std::int64_t kMinStreamedRowBytes = 1024;
@@ -176,7 +178,8 @@ inline bool UseStreamingStores(std::int64_t footprint_bytes, std::int64_t row_by
 //     elements, 2 threads: 1.08-1.20x oneDNN without streaming, 1.23-1.30x
 //     with, d = 768 and 4096). With one row at a time it lost 20 % when
 //     streamed at that size. The native AVX512_BF16 forward
-//     (avx512bf16_layer_norm.h) follows the same rule.
+//     (avx512bf16_layer_norm.h) follows the same rule, except for its short
+//     rows past a core's L2, which it never streams.
 inline bool UseStreamingStoresForSpreadWrites(std::int64_t footprint_bytes,
                                               std::int64_t row_bytes) {
   return footprint_bytes > StreamingFootprintBytes() / 2 && row_bytes >= kMinStreamedRowBytes;
@@ -192,8 +195,9 @@ std::int64_t CoreL2Bytes();
 // lines a thread writes next are not in it, and each store would wait for
 // its line. Two threads, alternated rounds, fast/oneDNN (bench/README.md):
 //   * the native AVX512_BF16 forward, bf16, d = 768, 64 MiB (past the cache
-//     but short of streaming): 0.79-0.81 without, 0.96-0.99 with; it adds a
-//     limit on the row length (Avx512Bf16PrefetchesOutputs);
+//     but short of streaming then): 0.79-0.81 without, 0.96-0.99 with; it
+//     adds a limit on the row length, and prefetches instead of streaming
+//     (Avx512Bf16PrefetchesOutputs);
 //   * the LayerNorm backward at 16 and 64 MiB, every goal case: the bf16
 //     one at d = 768, 64 MiB, 0.96 and 1.07 without, 1.19 and 1.21 with.
 // Where the outputs are still in the L3 it costs a little (8 MiB on a guest

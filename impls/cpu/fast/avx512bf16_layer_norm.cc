@@ -343,8 +343,8 @@ struct StreamChoice {
 //     never stream). Taking x into L1 a pass earlier took the kernel, bf16
 //     at d = 768, 64 MiB, two threads on the Zen 5 guest, y streamed then,
 //     from 0.89-0.97 to 1.02-1.04 of oneDNN (alternated rounds,
-//     bench/README.md); done at
-//     every size it cost 11-27 % at 1 MiB, which keeps kXToL2.
+//     bench/README.md); done at every size it cost 11-27 % at 1 MiB, which
+//     keeps kXToL2.
 enum class Prefetch { kXToL2, kXToL1AndY };
 
 // Row r by the Highway AVX-512 kernel (non-finite var + eps).
@@ -577,8 +577,8 @@ std::atomic<std::int64_t> g_streamed_rows{0};
 // pass waited on the write-combining buffers: on the Zen 5 guest
 // (bench/README.md, bf16 at d = 768, alternated builds, fast/oneDNN, two
 // threads) the medians of four sets of rounds at 64 MiB went from 0.90-0.96
-// streamed to 1.02-1.13, and the kernel was faster at 16, 32 and 256 MiB
-// too; on one thread two sets of three favoured it, one did not.
+// streamed to 1.02-1.13, and the kernel was faster at 16, 32, 256 and 1024
+// MiB too; on one thread two sets of three favoured it, one did not.
 bool Avx512Bf16PrefetchesOutputs(std::int64_t footprint_bytes, std::int64_t row_bytes) {
   return PrefetchOutputsForWriting(footprint_bytes, false) && 4 * row_bytes <= CoreL1dBytes() / 2;
 }

@@ -327,7 +327,8 @@ LNV_BF16_TARGET int WriteRows(const ForwardArgs& a, const std::uint16_t* const* 
 
 // Which writes of a call stream (driver.h; the Highway bf16 forward's
 // rule): two rows written together from half the footprint of one row at a
-// time.
+// time. Neither, where the call prefetches y for writing
+// (Avx512Bf16PrefetchesOutputs).
 struct StreamChoice {
   bool one = false;  // a row written alone
   bool two = false;  // two rows written in one pass
@@ -441,7 +442,7 @@ LNV_BF16_INLINE void SumPass(const Group<K>& g, std::int64_t d, float* sum) {
       d,
       [x, next](std::int64_t i, std::int64_t m, __m512* e, __m512* o) LNV_BF16_LAMBDA {
         (void)next;  // unused by some plans
-        if constexpr (kPlan != Prefetch::kXToL2) {
+        if constexpr (kPlan == Prefetch::kXToL1AndY) {
           PrefetchNextX<K, true>(next, i);
           PrefetchNextX<K, true>(next, i + kLanes);
         }
@@ -472,7 +473,6 @@ LNV_BF16_INLINE void DeviationPass(const Group<K>& g, std::int64_t d, float eps,
   TreeSums<K>(
       d,
       [x, vmean, next](std::int64_t i, std::int64_t m, __m512* e, __m512* o) LNV_BF16_LAMBDA {
-        (void)next;  // unused by some plans
         if constexpr (kPlan == Prefetch::kXToL2) {
           PrefetchNextX<K, false>(next, i);
           PrefetchNextX<K, false>(next, i + kLanes);

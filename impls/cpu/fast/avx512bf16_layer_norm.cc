@@ -275,11 +275,14 @@ LNV_BF16_INLINE void WriteStep(const std::uint16_t* const* x, const std::uint16_
 // 64-byte line, the row's whole lines go out with non-temporal stores after
 // an aligning head; the partial lines at either end use ordinary stores, so
 // no line is written both ways. Which stores are used never changes a value.
+// Without streaming, step i also prefetches for writing the line at element
+// i of `ahead` (ahead[0, ahead_len); none where ahead_len <= 0).
 // Returns how many rows streamed (K or 0).
 template <int K, bool kGamma, bool kBeta>
 LNV_BF16_TARGET int WriteRows(const std::uint16_t* const* rows_x, const std::uint16_t* gamma,
                               const std::uint16_t* beta, std::int64_t d, const Stats* st,
-                              std::uint16_t* const* rows_y, bool stream) {
+                              std::uint16_t* const* rows_y, bool stream, std::uint16_t* ahead,
+                              std::int64_t ahead_len) {
   // The row pointers as locals: read through the caller's arrays, each
   // step reloaded them after every store to y (which might alias them).
   const std::uint16_t* x[K];
@@ -308,6 +311,7 @@ LNV_BF16_TARGET int WriteRows(const std::uint16_t* const* rows_x, const std::uin
     }
   }
   for (; i + 32 <= d; i += 32) {
+    if (i < ahead_len) PrefetchForWriting(ahead + i);
     WriteStep<K, kGamma, kBeta, false>(x, gamma, beta, vmean, vrstd, y, i, 32);
   }
   if (i < d) WriteStep<K, kGamma, kBeta, false>(x, gamma, beta, vmean, vrstd, y, i, d - i);
@@ -316,13 +320,17 @@ LNV_BF16_TARGET int WriteRows(const std::uint16_t* const* rows_x, const std::uin
 
 template <int K>
 LNV_BF16_TARGET int WriteRows(const ForwardArgs& a, const std::uint16_t* const* x, const Stats* st,
-                              std::uint16_t* const* y, bool stream) {
+                              std::uint16_t* const* y, bool stream, std::uint16_t* ahead = nullptr,
+                              std::int64_t ahead_len = 0) {
   const auto* g = static_cast<const std::uint16_t*>(a.gamma);
   const auto* b = static_cast<const std::uint16_t*>(a.beta);
-  if (g != nullptr && b != nullptr) return WriteRows<K, true, true>(x, g, b, a.d, st, y, stream);
-  if (g != nullptr) return WriteRows<K, true, false>(x, g, b, a.d, st, y, stream);
-  if (b != nullptr) return WriteRows<K, false, true>(x, g, b, a.d, st, y, stream);
-  return WriteRows<K, false, false>(x, g, b, a.d, st, y, stream);
+  const std::int64_t d = a.d;
+  if (g != nullptr && b != nullptr) {
+    return WriteRows<K, true, true>(x, g, b, d, st, y, stream, ahead, ahead_len);
+  }
+  if (g != nullptr) return WriteRows<K, true, false>(x, g, b, d, st, y, stream, ahead, ahead_len);
+  if (b != nullptr) return WriteRows<K, false, true>(x, g, b, d, st, y, stream, ahead, ahead_len);
+  return WriteRows<K, false, false>(x, g, b, d, st, y, stream, ahead, ahead_len);
 }
 
 // Which writes of a call stream (driver.h; the Highway bf16 forward's
@@ -338,14 +346,19 @@ struct StreamChoice {
 // thread's item for y; x anywhere in the call):
 //   kXToL2: x into L2 while these rows' deviations are summed (calls that
 //     fit in a core's L2, and long rows);
-//   kXToL1AndY: x into L1 while these rows are summed, the pass before, and
-//     y for writing (PREFETCHW) while their deviations are summed (calls
-//     past a core's L2 with short rows, Avx512Bf16PrefetchesOutputs, which
-//     never stream). Taking x into L1 a pass earlier took the kernel, bf16
-//     at d = 768, 64 MiB, two threads on the Zen 5 guest, y streamed then,
-//     from 0.89-0.97 to 1.02-1.04 of oneDNN (alternated rounds,
-//     bench/README.md); done at every size it cost 11-27 % at 1 MiB, which
-//     keeps kXToL2.
+//   kXToL1AndY: x into L1 and y for writing (PREFETCHW), a row at a time
+//     over the three passes: x's first row while these rows are summed, its
+//     second and y's first while their deviations are, y's second while
+//     they are written (calls past a core's L2 with short rows,
+//     Avx512Bf16PrefetchesOutputs, which never stream). Taking x into L1 a
+//     pass earlier took the kernel, bf16 at d = 768, 64 MiB, two threads on
+//     the Zen 5 guest, y streamed then, from 0.89-0.97 to 1.02-1.04 of
+//     oneDNN (alternated rounds, bench/README.md); done at every size it
+//     cost 11-27 % at 1 MiB, which keeps kXToL2. Spreading the lines over
+//     the three passes, rather than a pair's x all in the sums and its y
+//     all in the deviations, took the medians of two sets of five
+//     alternated rounds there from 1.00 and 1.14 of oneDNN to 1.10 and 1.19
+//     (one thread: 0.96 and 0.99 to 0.95 and 1.00; bench/README.md).
 enum class Prefetch { kXToL2, kXToL1AndY };
 
 // Row r by the Highway AVX-512 kernel (non-finite var + eps).
@@ -393,13 +406,15 @@ LNV_BF16_INLINE void PrefetchNextX(const NextRows& n, std::int64_t i) {
   }
 }
 
-// The same for y, for writing: two rows only (a row taken alone is its
-// item's last, so nothing of y follows it there).
-template <int K>
-LNV_BF16_INLINE void PrefetchNextY(const NextRows& n, std::int64_t i) {
-  if constexpr (K == 2) {
-    if (K * i < n.y_len) PrefetchForWriting(n.y + K * i);
-  }
+// kXToL1AndY's prefetches in step i (32 elements, a line) of a pass: the
+// line at element i of the next rows' row j, of x into L1 and of y for
+// writing. Where the next rows are fewer than j + 1, the lengths end before
+// the row (a row taken alone is its item's last: its y_len is 0).
+LNV_BF16_INLINE void PrefetchNextXRow(const NextRows& n, std::int64_t d, int j, std::int64_t i) {
+  if (j * d + i < n.x_len) PrefetchLine<true>(n.x + j * d + i);
+}
+LNV_BF16_INLINE void PrefetchNextYRow(const NextRows& n, std::int64_t d, int j, std::int64_t i) {
+  if (j * d + i < n.y_len) PrefetchForWriting(n.y + j * d + i);
 }
 
 // Rows r, r + 1, ..., r + K - 1 of an item that ends at row_end: where
@@ -440,12 +455,10 @@ LNV_BF16_INLINE void SumPass(const Group<K>& g, std::int64_t d, float* sum) {
   const NextRows& next = g.next;
   TreeSums<K>(
       d,
-      [x, next](std::int64_t i, std::int64_t m, __m512* e, __m512* o) LNV_BF16_LAMBDA {
+      [x, next, d](std::int64_t i, std::int64_t m, __m512* e, __m512* o) LNV_BF16_LAMBDA {
         (void)next;  // unused by some plans
-        if constexpr (kPlan == Prefetch::kXToL1AndY) {
-          PrefetchNextX<K, true>(next, i);
-          PrefetchNextX<K, true>(next, i + kLanes);
-        }
+        (void)d;
+        if constexpr (kPlan == Prefetch::kXToL1AndY) PrefetchNextXRow(next, d, 0, i);
 #pragma GCC unroll 2
         for (int k = 0; k < K; ++k) {
           const __m512i v = Load32(x[k] + i, m);
@@ -472,13 +485,14 @@ LNV_BF16_INLINE void DeviationPass(const Group<K>& g, std::int64_t d, float eps,
   float m2[K];
   TreeSums<K>(
       d,
-      [x, vmean, next](std::int64_t i, std::int64_t m, __m512* e, __m512* o) LNV_BF16_LAMBDA {
+      [x, vmean, next, d](std::int64_t i, std::int64_t m, __m512* e, __m512* o) LNV_BF16_LAMBDA {
+        (void)d;  // unused by some plans
         if constexpr (kPlan == Prefetch::kXToL2) {
           PrefetchNextX<K, false>(next, i);
           PrefetchNextX<K, false>(next, i + kLanes);
         } else if constexpr (kPlan == Prefetch::kXToL1AndY) {
-          PrefetchNextY<K>(next, i);
-          PrefetchNextY<K>(next, i + kLanes);
+          PrefetchNextXRow(next, d, 1, i);
+          PrefetchNextYRow(next, d, 0, i);
         }
         const __mmask16 even = FirstN16((m + 1) / 2);  // the lanes of elements < m
         const __mmask16 odd = FirstN16(m / 2);
@@ -502,8 +516,10 @@ LNV_BF16_INLINE void DeviationPass(const Group<K>& g, std::int64_t d, float eps,
 
 // The last pass: the K rows' statistics stored and y written, in one pass
 // when every row is finite; a row that is not goes to the fallback, and the
-// others are then written one by one. Returns how many rows streamed.
-template <int K>
+// others are then written one by one. kPlan kXToL1AndY: the one pass also
+// prefetches the next rows' second row of y (Prefetch). Returns how many
+// rows streamed.
+template <int K, Prefetch kPlan>
 LNV_BF16_INLINE int WritePass(const ForwardArgs& a, const Group<K>& g, const Stats* st,
                               const StreamChoice& stream) {
   bool all_finite = true;
@@ -520,8 +536,12 @@ LNV_BF16_INLINE int WritePass(const ForwardArgs& a, const Group<K>& g, const Sta
     if (a.rstd != nullptr) a.rstd[g.r + k] = st[k].rstd;
     if (!all_finite) streamed += WriteRows<1>(a, &g.x[k], &st[k], &g.y[k], stream.one);
   }
-  if (all_finite) streamed += WriteRows<K>(a, g.x, st, g.y, K == 1 ? stream.one : stream.two);
-  return streamed;
+  if (!all_finite) return streamed;
+  const bool stream_rows = K == 1 ? stream.one : stream.two;
+  if constexpr (kPlan == Prefetch::kXToL1AndY) {
+    return WriteRows<K>(a, g.x, st, g.y, stream_rows, g.next.y + a.d, g.next.y_len - a.d);
+  }
+  return WriteRows<K>(a, g.x, st, g.y, stream_rows);
 }
 
 // The rows of `item`, two at a time: each pass sums or writes both rows of
@@ -550,7 +570,7 @@ LNV_BF16_TARGET std::int64_t ItemRows(const ForwardArgs& a, const WorkItem& item
       const bool more = r + 2 <= item.row_end;
       if (more) g = GroupAt<2>(a, r, item.row_end);
       if (more && interleave) SumPass<2, kPlan>(g, a.d, sum);
-      streamed += WritePass<2>(a, pair, st, stream);
+      streamed += WritePass<2, kPlan>(a, pair, st, stream);
       if (!more) break;
       if (!interleave) SumPass<2, kPlan>(g, a.d, sum);
     }
@@ -561,7 +581,7 @@ LNV_BF16_TARGET std::int64_t ItemRows(const ForwardArgs& a, const WorkItem& item
     Stats st[1];
     SumPass<1, kPlan>(g, a.d, sum);
     DeviationPass<1, kPlan>(g, a.d, a.eps, sum, st);
-    streamed += WritePass<1>(a, g, st, stream);
+    streamed += WritePass<1, kPlan>(a, g, st, stream);
   }
   return streamed;
 }

@@ -276,7 +276,7 @@ LNV_BF16_INLINE void WriteStep(const std::uint16_t* const* x, const std::uint16_
 // an aligning head; the partial lines at either end use ordinary stores, so
 // no line is written both ways. Which stores are used never changes a value.
 // Without streaming, step i also prefetches for writing the line at element
-// i of `ahead` (ahead[0, ahead_len); none where ahead_len <= 0).
+// i of each row of `ahead` (rows of d elements, ahead[0, ahead_len)).
 // Returns how many rows streamed (K or 0).
 template <int K, bool kGamma, bool kBeta>
 LNV_BF16_TARGET int WriteRows(const std::uint16_t* const* rows_x, const std::uint16_t* gamma,
@@ -311,7 +311,7 @@ LNV_BF16_TARGET int WriteRows(const std::uint16_t* const* rows_x, const std::uin
     }
   }
   for (; i + 32 <= d; i += 32) {
-    if (i < ahead_len) PrefetchForWriting(ahead + i);
+    for (std::int64_t j = i; j < ahead_len; j += d) PrefetchForWriting(ahead + j);
     WriteStep<K, kGamma, kBeta, false>(x, gamma, beta, vmean, vrstd, y, i, 32);
   }
   if (i < d) WriteStep<K, kGamma, kBeta, false>(x, gamma, beta, vmean, vrstd, y, i, d - i);
@@ -346,19 +346,19 @@ struct StreamChoice {
 // thread's item for y; x anywhere in the call):
 //   kXToL2: x into L2 while these rows' deviations are summed (calls that
 //     fit in a core's L2, and long rows);
-//   kXToL1AndY: x into L1 and y for writing (PREFETCHW), a row at a time
-//     over the three passes: x's first row while these rows are summed, its
-//     second and y's first while their deviations are, y's second while
-//     they are written (calls past a core's L2 with short rows,
-//     Avx512Bf16PrefetchesOutputs, which never stream). Taking x into L1 a
-//     pass earlier took the kernel, bf16 at d = 768, 64 MiB, two threads on
-//     the Zen 5 guest, y streamed then, from 0.89-0.97 to 1.02-1.04 of
-//     oneDNN (alternated rounds, bench/README.md); done at every size it
-//     cost 11-27 % at 1 MiB, which keeps kXToL2. Spreading the lines over
-//     the three passes, rather than a pair's x all in the sums and its y
-//     all in the deviations, took the medians of two sets of five
-//     alternated rounds there from 1.00 and 1.14 of oneDNN to 1.10 and 1.19
-//     (one thread: 0.96 and 0.99 to 0.95 and 1.00; bench/README.md).
+//   kXToL1AndY: x into L1 a row at a time, its first row while these rows
+//     are summed and its second while their deviations are, and y for
+//     writing (PREFETCHW) while they are written (calls past a core's L2
+//     with short rows, Avx512Bf16PrefetchesOutputs, which never stream).
+//     Taking x into L1 a pass earlier took the kernel, bf16 at d = 768,
+//     64 MiB, two threads on the Zen 5 guest, y streamed then, from
+//     0.89-0.97 to 1.02-1.04 of oneDNN (alternated rounds, bench/README.md);
+//     done at every size it cost 11-27 % at 1 MiB, which keeps kXToL2.
+//     Spreading the lines so, rather than the pair's x all while these
+//     rows are summed and its y all while their deviations are, took the
+//     medians of two sets of alternated rounds there (five and eight) from
+//     1.15 and 1.04 of oneDNN to 1.26 and 1.13; one thread 0.96 and 1.01
+//     against 0.95 and 1.00 (bench/README.md).
 enum class Prefetch { kXToL2, kXToL1AndY };
 
 // Row r by the Highway AVX-512 kernel (non-finite var + eps).
@@ -406,15 +406,11 @@ LNV_BF16_INLINE void PrefetchNextX(const NextRows& n, std::int64_t i) {
   }
 }
 
-// kXToL1AndY's prefetches in step i (32 elements, a line) of a pass: the
-// line at element i of the next rows' row j, of x into L1 and of y for
-// writing. Where the next rows are fewer than j + 1, the lengths end before
-// the row (a row taken alone is its item's last: its y_len is 0).
+// kXToL1AndY's prefetch of x in step i (32 elements, a line) of a pass: the
+// line at element i of the next rows' row j, into L1; none where the next
+// rows are fewer than j + 1 (x_len ends before that row).
 LNV_BF16_INLINE void PrefetchNextXRow(const NextRows& n, std::int64_t d, int j, std::int64_t i) {
   if (j * d + i < n.x_len) PrefetchLine<true>(n.x + j * d + i);
-}
-LNV_BF16_INLINE void PrefetchNextYRow(const NextRows& n, std::int64_t d, int j, std::int64_t i) {
-  if (j * d + i < n.y_len) PrefetchForWriting(n.y + j * d + i);
 }
 
 // Rows r, r + 1, ..., r + K - 1 of an item that ends at row_end: where
@@ -492,7 +488,6 @@ LNV_BF16_INLINE void DeviationPass(const Group<K>& g, std::int64_t d, float eps,
           PrefetchNextX<K, false>(next, i + kLanes);
         } else if constexpr (kPlan == Prefetch::kXToL1AndY) {
           PrefetchNextXRow(next, d, 1, i);
-          PrefetchNextYRow(next, d, 0, i);
         }
         const __mmask16 even = FirstN16((m + 1) / 2);  // the lanes of elements < m
         const __mmask16 odd = FirstN16(m / 2);
@@ -517,8 +512,8 @@ LNV_BF16_INLINE void DeviationPass(const Group<K>& g, std::int64_t d, float eps,
 // The last pass: the K rows' statistics stored and y written, in one pass
 // when every row is finite; a row that is not goes to the fallback, and the
 // others are then written one by one. kPlan kXToL1AndY: the one pass also
-// prefetches the next rows' second row of y (Prefetch). Returns how many
-// rows streamed.
+// prefetches the next rows' y for writing (Prefetch; a row taken alone is
+// its item's last, and its y_len is 0). Returns how many rows streamed.
 template <int K, Prefetch kPlan>
 LNV_BF16_INLINE int WritePass(const ForwardArgs& a, const Group<K>& g, const Stats* st,
                               const StreamChoice& stream) {
@@ -539,7 +534,7 @@ LNV_BF16_INLINE int WritePass(const ForwardArgs& a, const Group<K>& g, const Sta
   if (!all_finite) return streamed;
   const bool stream_rows = K == 1 ? stream.one : stream.two;
   if constexpr (kPlan == Prefetch::kXToL1AndY) {
-    return WriteRows<K>(a, g.x, st, g.y, stream_rows, g.next.y + a.d, g.next.y_len - a.d);
+    return WriteRows<K>(a, g.x, st, g.y, stream_rows, g.next.y, g.next.y_len);
   }
   return WriteRows<K>(a, g.x, st, g.y, stream_rows);
 }

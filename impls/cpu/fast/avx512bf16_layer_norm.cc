@@ -275,8 +275,9 @@ LNV_BF16_INLINE void WriteStep(const std::uint16_t* const* x, const std::uint16_
 // 64-byte line, the row's whole lines go out with non-temporal stores after
 // an aligning head; the partial lines at either end use ordinary stores, so
 // no line is written both ways. Which stores are used never changes a value.
-// Without streaming, step i also prefetches for writing the line at element
-// i of each row of `ahead` (rows of d elements, ahead[0, ahead_len)).
+// Without streaming, each step i (the partial last one too) also prefetches
+// for writing the line holding element i of each row of `ahead` (rows of d
+// elements, ahead[0, ahead_len)).
 // Returns how many rows streamed (K or 0).
 template <int K, bool kGamma, bool kBeta>
 LNV_BF16_TARGET int WriteRows(const std::uint16_t* const* rows_x, const std::uint16_t* gamma,
@@ -314,7 +315,10 @@ LNV_BF16_TARGET int WriteRows(const std::uint16_t* const* rows_x, const std::uin
     for (std::int64_t j = i; j < ahead_len; j += d) PrefetchForWriting(ahead + j);
     WriteStep<K, kGamma, kBeta, false>(x, gamma, beta, vmean, vrstd, y, i, 32);
   }
-  if (i < d) WriteStep<K, kGamma, kBeta, false>(x, gamma, beta, vmean, vrstd, y, i, d - i);
+  if (i < d) {
+    for (std::int64_t j = i; j < ahead_len; j += d) PrefetchForWriting(ahead + j);
+    WriteStep<K, kGamma, kBeta, false>(x, gamma, beta, vmean, vrstd, y, i, d - i);
+  }
   return stream ? K : 0;
 }
 
@@ -357,8 +361,8 @@ struct StreamChoice {
 //     Spreading the lines so, rather than the pair's x all while these
 //     rows are summed and its y all while their deviations are, took the
 //     medians of two sets of alternated rounds there (five and eight) from
-//     1.15 and 1.04 of oneDNN to 1.26 and 1.13; one thread 0.96 and 1.01
-//     against 0.95 and 1.00 (bench/README.md).
+//     1.15 and 1.04 of oneDNN to 1.26 and 1.13, and on one thread from 0.96
+//     and 1.01 to 0.95 and 1.00 (bench/README.md).
 enum class Prefetch { kXToL2, kXToL1AndY };
 
 // Row r by the Highway AVX-512 kernel (non-finite var + eps).
@@ -372,8 +376,8 @@ void FallbackRow(const ForwardArgs& a, std::int64_t r) {
   AvailableTargets().front().layer_norm.forward[FastDTypeIndex(DType::kBF16)](&one);
 }
 
-// The next rows' lines that a pass over K rows prefetches: x[0, x_len), and
-// y[0, y_len) for writing (PREFETCHW).
+// The next rows' lines that the passes over K rows prefetch: x[0, x_len),
+// and y[0, y_len) for writing (PREFETCHW).
 struct NextRows {
   const std::uint16_t* x = nullptr;
   std::int64_t x_len = 0;
@@ -391,24 +395,25 @@ LNV_BF16_INLINE void PrefetchLine(const std::uint16_t* p) {
   }
 }
 
-// The prefetches of x in step i (16 elements) of a pass: K lines of the
-// next rows per line of these (two rows: one per step), into L1 with kL1,
-// else into L2.
-template <int K, bool kL1>
+// kXToL2's prefetches of x at element i of a pass (called at i and i + 16
+// of each 32-element step): K lines of the next rows per line of these (two
+// rows: one per call), into L2.
+template <int K>
 LNV_BF16_INLINE void PrefetchNextX(const NextRows& n, std::int64_t i) {
   if constexpr (K == 2) {
-    if (K * i < n.x_len) PrefetchLine<kL1>(n.x + K * i);
+    if (K * i < n.x_len) PrefetchLine<false>(n.x + K * i);
   } else if (i % 32 == 0) {
 #pragma GCC unroll 2
     for (int k = 0; k < K; ++k) {
-      if (K * i + 32 * k < n.x_len) PrefetchLine<kL1>(n.x + K * i + 32 * k);
+      if (K * i + 32 * k < n.x_len) PrefetchLine<false>(n.x + K * i + 32 * k);
     }
   }
 }
 
-// kXToL1AndY's prefetch of x in step i (32 elements, a line) of a pass: the
-// line at element i of the next rows' row j, into L1; none where the next
-// rows are fewer than j + 1 (x_len ends before that row).
+// kXToL1AndY's prefetch of x in step i (32 elements: a line where the rows
+// start on one) of a pass: the line holding element i of the next rows' row
+// j, into L1; none where the next rows are fewer than j + 1 (x_len ends
+// before that row).
 LNV_BF16_INLINE void PrefetchNextXRow(const NextRows& n, std::int64_t d, int j, std::int64_t i) {
   if (j * d + i < n.x_len) PrefetchLine<true>(n.x + j * d + i);
 }
@@ -484,8 +489,8 @@ LNV_BF16_INLINE void DeviationPass(const Group<K>& g, std::int64_t d, float eps,
       [x, vmean, next, d](std::int64_t i, std::int64_t m, __m512* e, __m512* o) LNV_BF16_LAMBDA {
         (void)d;  // unused by some plans
         if constexpr (kPlan == Prefetch::kXToL2) {
-          PrefetchNextX<K, false>(next, i);
-          PrefetchNextX<K, false>(next, i + kLanes);
+          PrefetchNextX<K>(next, i);
+          PrefetchNextX<K>(next, i + kLanes);
         } else if constexpr (kPlan == Prefetch::kXToL1AndY) {
           PrefetchNextXRow(next, d, 1, i);
         }
@@ -513,7 +518,8 @@ LNV_BF16_INLINE void DeviationPass(const Group<K>& g, std::int64_t d, float eps,
 // when every row is finite; a row that is not goes to the fallback, and the
 // others are then written one by one. kPlan kXToL1AndY: the one pass also
 // prefetches the next rows' y for writing (Prefetch; a row taken alone is
-// its item's last, and its y_len is 0). Returns how many rows streamed.
+// its item's last, and its y_len is 0); rows written one by one do not.
+// Returns how many rows streamed.
 template <int K, Prefetch kPlan>
 LNV_BF16_INLINE int WritePass(const ForwardArgs& a, const Group<K>& g, const Stats* st,
                               const StreamChoice& stream) {
@@ -585,11 +591,11 @@ std::atomic<std::int64_t> g_streamed_rows{0};
 
 }  // namespace
 
-// PREFETCHW brings a line into L1: only rows of which four (the pair being
-// read, the pair prefetched) fit in half of it. Rows of 8 KiB (d = 4096)
-// lost 6 to 15 % with it at 8 MiB (bench/README.md). Such calls store the
-// ordinary way even past the streaming footprint, where the streamed write
-// pass waited on the write-combining buffers: on the Zen 5 guest
+// PREFETCHW brings a line into L1: only rows of which eight (x and y of the
+// pair being written and of the pair prefetched) fit in it. Rows of 8 KiB
+// (d = 4096) lost 6 to 15 % with it at 8 MiB (bench/README.md). Such calls
+// store the ordinary way even past the streaming footprint, where the
+// streamed write pass waited on the write-combining buffers: on the Zen 5 guest
 // (bench/README.md, bf16 at d = 768, alternated builds, fast/oneDNN, two
 // threads) the medians of four sets of rounds at 64 MiB went from 0.90-0.96
 // streamed to 1.02-1.13, and the kernel was faster at 16, 32, 256 and 1024

@@ -322,7 +322,10 @@ struct Sample {
   double vs_onednn = 0;  // 0: not measured
 };
 using Key = std::tuple<std::int64_t, bool, bool, std::int64_t, int>;
+// The summary's samples: one per reported repetition (SummaryRecorder).
 std::map<Key, std::map<Impl, std::vector<Sample>>> g_samples;
+// Each registered benchmark's problem and implementation, by name.
+std::map<std::string, std::pair<Key, Impl>> g_registered;
 double Seconds(std::chrono::steady_clock::time_point a, std::chrono::steady_clock::time_point b) {
   return std::chrono::duration<double>(b - a).count();
 }
@@ -365,17 +368,52 @@ void BM_Kernel(benchmark::State& state, Config cfg, Impl impl) {
   }
   const double bytes = Bytes(in.p, cfg.forward);
   state.SetBytesProcessed(static_cast<std::int64_t>(bytes * static_cast<double>(calls)));
-  Sample s;
-  s.gbps = bytes * static_cast<double>(calls) / seconds / 1e9;
-  s.vs_onednn = reference ? reference_seconds / seconds : impl == Impl::kOneDnn ? 1.0 : 0.0;
-  state.counters["GB/s"] = s.gbps;
-  if (s.vs_onednn > 0) state.counters["vs_onednn"] = s.vs_onednn;
+  const double vs_onednn = reference               ? reference_seconds / seconds
+                           : impl == Impl::kOneDnn ? 1.0
+                                                   : 0.0;
+  state.counters["GB/s"] = bytes * static_cast<double>(calls) / seconds / 1e9;
+  if (vs_onednn > 0) state.counters["vs_onednn"] = vs_onednn;
   if (reference) {  // oneDNN's own rate in this loop, beside its rate alone (its own benchmark)
     state.counters["onednn_GB/s"] = bytes * static_cast<double>(calls) / reference_seconds / 1e9;
   }
   state.counters["rows"] = static_cast<double>(in.p.rows);
-  g_samples[cfg.Key()][impl].push_back(s);
 }
+
+// Passes the runs Google Benchmark reports on to the display reporter the
+// flags ask for (--benchmark_format), and keeps their GB/s and ratio for the
+// summary. Only these: in a benchmark's first repetition the library also
+// runs BM_Kernel to size it (one iteration, then more), and does not report
+// those runs. The summary once took them in too, so its medians mixed a few
+// repetitions with shorter, noisier sizing runs and could differ from the
+// median of the repetitions printed above it (bench/README.md).
+class SummaryRecorder : public benchmark::BenchmarkReporter {
+ public:
+  SummaryRecorder() : display_(benchmark::CreateDefaultDisplayReporter()) {}
+  bool ReportContext(const Context& context) override { return display_->ReportContext(context); }
+  void ReportRuns(const std::vector<Run>& runs) override {
+    for (const Run& run : runs) Record(run);
+    display_->ReportRuns(runs);
+  }
+  void Finalize() override { display_->Finalize(); }
+
+ private:
+  // A repetition; or, where only aggregates are reported
+  // (--benchmark_display_aggregates_only), the median of them.
+  static void Record(const Run& run) {
+    const auto it = g_registered.find(run.run_name.function_name);
+    if (run.error_occurred || it == g_registered.end()) return;
+    std::vector<Sample>& samples = g_samples[it->second.first][it->second.second];
+    const bool repetition = run.run_type == Run::RT_Iteration;
+    if (!repetition && !(run.aggregate_name == "median" && samples.empty())) return;
+    const auto counter = [&](const char* name) {
+      const auto c = run.counters.find(name);
+      return c != run.counters.end() ? c->second.value : 0.0;
+    };
+    samples.push_back(Sample{counter("GB/s"), counter("vs_onednn")});
+  }
+
+  std::unique_ptr<benchmark::BenchmarkReporter> display_;
+};
 
 double Median(std::vector<double> v) {
   if (v.empty()) return 0;
@@ -561,7 +599,9 @@ void Register(const Config& cfg) {
   const bool native = cfg.dtype == DType::kBF16 && fast::HaveAvx512Bf16LayerNorm();
   for (const Impl impl : kImpls) {
     if (impl == Impl::kFastHwy && !native) continue;
-    benchmark::RegisterBenchmark((cfg.Name() + "/" + ImplName(impl)).c_str(), BM_Kernel, cfg, impl)
+    const std::string name = cfg.Name() + "/" + ImplName(impl);
+    g_registered[name] = {cfg.Key(), impl};
+    benchmark::RegisterBenchmark(name.c_str(), BM_Kernel, cfg, impl)
         ->UseManualTime()
         ->Unit(benchmark::kMillisecond);
   }
@@ -651,7 +691,8 @@ int main(int argc, char** argv) {
   } else {
     RegisterDefault();
   }
-  benchmark::RunSpecifiedBenchmarks();
+  SummaryRecorder recorder;
+  benchmark::RunSpecifiedBenchmarks(&recorder);
   benchmark::Shutdown();
   PrintSummary();
   return 0;

@@ -15,6 +15,13 @@
 //   torch   at::native_layer_norm / at::native_layer_norm_backward
 //   memcpy  a parallel memcpy moving as many bytes as the kernel's rows do
 //           (forward: x -> y; backward: 1.5x the data, as x and dy in, dx out)
+//   memcpy_nt  the same copy with non-temporal stores, which write the
+//           destination without reading it first: the least memory traffic
+//           moving those bytes can take. A kernel reads its inputs and
+//           writes its outputs at least once, so the faster of the two
+//           copies estimates the most any kernel could reach; where even it
+//           is short of the goal (kGoalVsOneDnn x oneDNN), no kernel moving
+//           those bytes meets it there, and the summary marks the row
 //
 // Counters: GB/s = bytes read + written per call (x, y or x, dy, dx, plus
 // the statistics and parameters) / time; vs_onednn = oneDNN's time / this
@@ -61,6 +68,9 @@
 #ifdef _OPENMP
 #include <omp.h>
 #endif
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 #include "bench/kernel_runners.h"
 #include "bench/thread_distance.h"
@@ -79,8 +89,9 @@ bool g_sweep = false;
 constexpr std::int64_t kSweepDims[] = {768, 4096};
 constexpr std::int64_t kMiB = std::int64_t{1} << 20;
 
-enum class Impl { kOneDnn, kFast, kFastHwy, kTorch, kMemcpy };
-constexpr Impl kImpls[] = {Impl::kOneDnn, Impl::kFast, Impl::kFastHwy, Impl::kTorch, Impl::kMemcpy};
+enum class Impl { kOneDnn, kFast, kFastHwy, kTorch, kMemcpy, kMemcpyNt };
+constexpr Impl kImpls[] = {Impl::kOneDnn, Impl::kFast,   Impl::kFastHwy,
+                           Impl::kTorch,  Impl::kMemcpy, Impl::kMemcpyNt};
 
 const char* ImplName(Impl i) {
   switch (i) {
@@ -94,6 +105,8 @@ const char* ImplName(Impl i) {
       return "torch";
     case Impl::kMemcpy:
       return "memcpy";
+    case Impl::kMemcpyNt:
+      return "memcpy_nt";
   }
   return "?";
 }
@@ -243,11 +256,42 @@ class FastRunner : public Runner {
   BackwardArgs b_{};
 };
 
+// n bytes from src to dst, the whole 16-byte pieces of dst with
+// non-temporal stores (SSE2, every x86-64 CPU has it; elsewhere memcpy).
+void CopyNonTemporal(unsigned char* dst, const unsigned char* src, std::size_t n) {
+#if defined(__SSE2__)
+  const std::size_t head =
+      std::min<std::size_t>(n, (16 - reinterpret_cast<std::uintptr_t>(dst) % 16) % 16);
+  std::memcpy(dst, src, head);
+  std::size_t i = head;
+  for (; i + 64 <= n; i += 64) {
+    const __m128i a = _mm_loadu_si128(reinterpret_cast<const __m128i*>(src + i));
+    const __m128i b = _mm_loadu_si128(reinterpret_cast<const __m128i*>(src + i + 16));
+    const __m128i c = _mm_loadu_si128(reinterpret_cast<const __m128i*>(src + i + 32));
+    const __m128i d = _mm_loadu_si128(reinterpret_cast<const __m128i*>(src + i + 48));
+    _mm_stream_si128(reinterpret_cast<__m128i*>(dst + i), a);
+    _mm_stream_si128(reinterpret_cast<__m128i*>(dst + i + 16), b);
+    _mm_stream_si128(reinterpret_cast<__m128i*>(dst + i + 32), c);
+    _mm_stream_si128(reinterpret_cast<__m128i*>(dst + i + 48), d);
+  }
+  for (; i + 16 <= n; i += 16) {
+    _mm_stream_si128(reinterpret_cast<__m128i*>(dst + i),
+                     _mm_loadu_si128(reinterpret_cast<const __m128i*>(src + i)));
+  }
+  std::memcpy(dst + i, src + i, n - i);
+  _mm_sfence();  // the non-temporal stores, done before the call returns
+#else
+  std::memcpy(dst, src, n);
+#endif
+}
+
 // Copies as many bytes as the kernel moves through its rows, split over the
-// threads like the kernels split rows.
+// threads like the kernels split rows: with memcpy, or with non-temporal
+// stores (CopyNonTemporal).
 class MemcpyRunner : public Runner {
  public:
-  explicit MemcpyRunner(const Inputs& in) : threads_(in.p.threads) {
+  MemcpyRunner(const Inputs& in, bool non_temporal)
+      : threads_(in.p.threads), non_temporal_(non_temporal) {
     const std::size_t data = in.x.size();
     src_.assign(data + data / 2, 1);
     dst_.assign(data + data / 2, 0);
@@ -268,10 +312,15 @@ class MemcpyRunner : public Runner {
           bytes * static_cast<std::size_t>(t) / static_cast<std::size_t>(parts);
       const std::size_t end =
           bytes * static_cast<std::size_t>(t + 1) / static_cast<std::size_t>(parts);
-      std::memcpy(dst_.data() + begin, src_.data() + begin, end - begin);
+      if (non_temporal_) {
+        CopyNonTemporal(dst_.data() + begin, src_.data() + begin, end - begin);
+      } else {
+        std::memcpy(dst_.data() + begin, src_.data() + begin, end - begin);
+      }
     }
   }
   int threads_;
+  bool non_temporal_;
   std::size_t forward_bytes_ = 0, backward_bytes_ = 0;
   AlignedVector<unsigned char> src_, dst_;
 };
@@ -288,7 +337,9 @@ std::unique_ptr<Runner> MakeRunner(Impl impl, const Inputs& in) {
     case Impl::kTorch:
       return MakeTorchRunner(in);
     case Impl::kMemcpy:
-      return std::make_unique<MemcpyRunner>(in);
+      return std::make_unique<MemcpyRunner>(in, false);
+    case Impl::kMemcpyNt:
+      return std::make_unique<MemcpyRunner>(in, true);
     case Impl::kFast:
       return std::make_unique<FastRunner>(in, fast::AvailableTargets().front(), NativeBf16(in.p));
     case Impl::kFastHwy:
@@ -444,14 +495,22 @@ void PrintCell(double v, int width) {
   }
 }
 
+// The goal the summary marks rows against: the fast kernels at least this
+// many times as fast as oneDNN (bench/README.md).
+constexpr double kGoalVsOneDnn = 1.1;
+
 // The table of every problem measured at working set `ws` (0: --elements).
-// fast_hwy: the Highway kernel where `fast` is the AVX512_BF16 one.
+// fast_hwy: the Highway kernel where `fast` is the AVX512_BF16 one. A row
+// whose copies (memcpy, memcpy_nt) both ran, both short of kGoalVsOneDnn x
+// oneDNN, is marked: no kernel moving those bytes could meet the goal there.
 void PrintTable(std::int64_t ws) {
-  std::printf("%-4s %-5s %6s %3s | %8s %8s %8s %8s %8s | %6s %6s %6s %7s\n", "dir", "dtype", "d",
-              "thr", "fast", "fast_hwy", "onednn", "torch", "memcpy", "fast/", "hwy/", "torch/",
-              "memcpy/");
-  std::printf("%-4s %-5s %6s %3s | %8s %8s %8s %8s %8s | %6s %6s %6s %7s\n", "", "", "", "", "GB/s",
-              "GB/s", "GB/s", "GB/s", "GB/s", "oneDNN", "oneDNN", "oneDNN", "oneDNN");
+  std::printf("%-4s %-5s %6s %3s | %8s %8s %8s %8s %8s %9s | %6s %6s %6s %7s %6s\n", "dir", "dtype",
+              "d", "thr", "fast", "fast_hwy", "onednn", "torch", "memcpy", "memcpy_nt", "fast/",
+              "hwy/", "torch/", "memcpy/", "nt/");
+  std::printf("%-4s %-5s %6s %3s | %8s %8s %8s %8s %8s %9s | %6s %6s %6s %7s %6s\n", "", "", "", "",
+              "GB/s", "GB/s", "GB/s", "GB/s", "GB/s", "GB/s", "oneDNN", "oneDNN", "oneDNN",
+              "oneDNN", "oneDNN");
+  bool marked = false;
   for (const auto& [key, by_impl] : g_samples) {
     const auto& [key_ws, backward, bf16, d, threads] = key;
     if (key_ws != ws) continue;
@@ -461,22 +520,35 @@ void PrintTable(std::int64_t ws) {
          {Impl::kFast, Impl::kFastHwy, Impl::kOneDnn, Impl::kTorch, Impl::kMemcpy}) {
       PrintCell(MedianOf(by_impl, impl, false), 8);
     }
+    PrintCell(MedianOf(by_impl, Impl::kMemcpyNt, false), 9);
     std::printf(" |");
     for (const Impl impl : {Impl::kFast, Impl::kFastHwy, Impl::kTorch}) {
       PrintCell(MedianOf(by_impl, impl, true), 6);
     }
-    PrintCell(MedianOf(by_impl, Impl::kMemcpy, true), 7);
-    std::printf("\n");
+    const double copy = MedianOf(by_impl, Impl::kMemcpy, true);
+    const double copy_nt = MedianOf(by_impl, Impl::kMemcpyNt, true);
+    PrintCell(copy, 7);
+    PrintCell(copy_nt, 6);
+    const bool past_copies = copy > 0 && copy_nt > 0 && std::max(copy, copy_nt) < kGoalVsOneDnn;
+    marked = marked || past_copies;
+    std::printf("%s\n", past_copies ? " *" : "");
+  }
+  if (marked) {
+    std::printf(
+        "* neither copy of the same bytes reached %.1fx oneDNN: no kernel that reads its inputs "
+        "and\n  writes its outputs once could meet the goal at this size on this machine.\n",
+        kGoalVsOneDnn);
   }
 }
 
 // The sweep's curve: one line per problem and working set.
 void PrintCurve() {
   std::printf("\nbench_kernels sweep: GB/s per working set (bytes one call reads + writes)\n");
-  std::printf("%-4s %-5s %6s %3s %7s | %8s %8s %8s %8s %8s | %6s %6s\n", "dir", "dtype", "d", "thr",
-              "ws MiB", "fast", "fast_hwy", "onednn", "torch", "memcpy", "fast/", "hwy/");
-  std::printf("%-4s %-5s %6s %3s %7s | %8s %8s %8s %8s %8s | %6s %6s\n", "", "", "", "", "", "GB/s",
-              "GB/s", "GB/s", "GB/s", "GB/s", "oneDNN", "oneDNN");
+  std::printf("%-4s %-5s %6s %3s %7s | %8s %8s %8s %8s %8s %9s | %6s %6s\n", "dir", "dtype", "d",
+              "thr", "ws MiB", "fast", "fast_hwy", "onednn", "torch", "memcpy", "memcpy_nt",
+              "fast/", "hwy/");
+  std::printf("%-4s %-5s %6s %3s %7s | %8s %8s %8s %8s %8s %9s | %6s %6s\n", "", "", "", "", "",
+              "GB/s", "GB/s", "GB/s", "GB/s", "GB/s", "GB/s", "oneDNN", "oneDNN");
   std::map<std::tuple<bool, bool, std::int64_t, int, std::int64_t>, const Key*> by_problem;
   for (const auto& entry : g_samples) {
     const auto& [ws, backward, bf16, d, threads] = entry.first;
@@ -491,6 +563,7 @@ void PrintCurve() {
          {Impl::kFast, Impl::kFastHwy, Impl::kOneDnn, Impl::kTorch, Impl::kMemcpy}) {
       PrintCell(MedianOf(by_impl, impl, false), 8);
     }
+    PrintCell(MedianOf(by_impl, Impl::kMemcpyNt, false), 9);
     std::printf(" |");
     PrintCell(MedianOf(by_impl, Impl::kFast, true), 6);
     PrintCell(MedianOf(by_impl, Impl::kFastHwy, true), 6);
@@ -659,7 +732,7 @@ int main(int argc, char** argv) {
           "  --lnv_sweep    sweep the working set from 1 MiB to >= 2x the last-level cache\n"
           "                 (d = 768 and 4096, 1 and 2 threads); --elements does not apply\n"
           "Benchmark names: [ws:NMiB/]fwd|bwd/f32|bf16/d:D/threads:T/"
-          "fast|onednn|torch|memcpy.\n"
+          "fast|fast_hwy|onednn|torch|memcpy|memcpy_nt.\n"
           "Google Benchmark's flags follow.\n\n",
           static_cast<long long>(g_elements));
       break;  // benchmark::Initialize prints its flags and exits

@@ -5,15 +5,16 @@ Runs bench_kernels on small problems with three repetitions, writing every
 reported run to a JSON file (--benchmark_out) beside the console output, and
 checks that each cell of the table is the median, over the reported
 repetitions, of that implementation's GB/s or ratio to oneDNN, as printed
-(two decimals). The table once took in the runs Google Benchmark makes to
+(two decimals), and that a row is marked `*` exactly when both copies'
+median ratios to oneDNN are below the goal (GOAL). The table once took in the runs Google Benchmark makes to
 size a benchmark's first repetition, which it does not report
 (bench/README.md); this is the check that would have caught it.
 
   check_summary.py BENCH_KERNELS [--negative-control]
 
---negative-control changes one printed cell by 0.01 before checking and
-exits 0 only if the check then reports exactly that cell: the check can
-fail. Exit status: 0 pass, 1 a mismatch (or, with the control, a miss),
+--negative-control changes one printed cell by 0.01 and flips one row's
+mark before checking, and exits 0 only if the check then reports exactly
+those two: the check can fail. Exit status: 0 pass, 1 a mismatch (or, with the control, a miss),
 2 the run or its output could not be read.
 """
 
@@ -26,10 +27,11 @@ import sys
 import tempfile
 
 FILTER = "/d:64/threads:1/"
+GOAL = 1.1  # kGoalVsOneDnn in bench_kernels.cc
 # The table's columns, in order, after "dir dtype d thr |".
 GBPS_COLUMNS = ["fast", "fast_hwy", "onednn", "torch", "memcpy", "memcpy_nt"]
 RATIO_COLUMNS = ["fast", "fast_hwy", "torch", "memcpy", "memcpy_nt"]
-ROW = re.compile(r"^(fwd|bwd)\s+(f32|bf16)\s+(\d+)\s+(\d+)\s+\|(.*)\|(.*)$")
+ROW = re.compile(r"^(fwd|bwd)\s+(f32|bf16)\s+(\d+)\s+(\d+)\s+\|(.*)\|(.*?)( \*)?$")
 NAME = re.compile(r"^(fwd|bwd)/(f32|bf16)/d:(\d+)/threads:(\d+)/([a-z_]+)$")
 
 
@@ -75,13 +77,15 @@ def reported_medians(json_path):
 
 
 def table_cells(stdout):
-    """(problem, impl, 'GB/s' or 'ratio') -> printed text, for every row of the table."""
+    """(problem, impl, 'GB/s' or 'ratio') -> printed text, and (problem, 'mark') -> '*' or
+    '', for every row of the table."""
     cells = {}
     for line in stdout.splitlines():
-        m = ROW.match(line.rstrip(" *"))
+        m = ROW.match(line.rstrip())
         if not m:
             continue
         key = (m.group(1), m.group(2), int(m.group(3)), int(m.group(4)))
+        cells[(key, "mark", "")] = "*" if m.group(7) else ""
         gbps, ratios = m.group(5).split(), m.group(6).split()
         if len(gbps) != len(GBPS_COLUMNS) or len(ratios) != len(RATIO_COLUMNS):
             raise SystemExit(f"check_summary: a table row with unexpected columns: {line}")
@@ -96,6 +100,12 @@ def mismatches(medians, cells):
     """The cells that are not the printed median of the reported repetitions."""
     bad = []
     for (key, impl, what), text in sorted(cells.items()):
+        if impl == "mark":
+            copies = [medians.get((key, c), (0, None, 0))[1] for c in ("memcpy", "memcpy_nt")]
+            short = all(c is not None and c < GOAL for c in copies)
+            if text != ("*" if short else ""):
+                bad.append(f"{key} mark: table '{text}', copies' ratios {copies}")
+            continue
         entry = medians.get((key, impl))
         value = None
         if entry is not None:
@@ -117,7 +127,7 @@ def main():
         stdout = run(bench, json_path)
         medians = reported_medians(json_path)
     cells = table_cells(stdout)
-    measured = [c for c, t in cells.items() if t != "-"]
+    measured = [c for c, t in cells.items() if t != "-" and c[1] != "mark"]
     if not medians or not measured:
         print("check_summary: no table rows or no reported runs: nothing was checked")
         return 2
@@ -128,14 +138,18 @@ def main():
     if control:
         victim = min(c for c in measured if c[1] == "fast" and c[2] == "GB/s")
         cells[victim] = f"{float(cells[victim]) + 0.01:.2f}"
+        mark = (victim[0], "mark", "")
+        cells[mark] = "" if cells[mark] else "*"
     bad = mismatches(medians, cells)
     if control:
-        hit = len(bad) == 1 and bad[0].startswith(f"{victim[0]} fast GB/s")
+        expected = sorted([f"{victim[0]} fast GB/s", f"{victim[0]} mark"])
+        hit = sorted(b.split(":")[0] for b in bad) == expected
         print(f"check_summary (negative control): changed {victim}; reported {bad}")
         return 0 if hit else 1
     for b in bad:
         print("check_summary: " + b)
-    print(f"check_summary: {len(measured)} cells checked, {len(bad)} mismatches")
+    rows = sum(1 for c in cells if c[1] == "mark")
+    print(f"check_summary: {len(measured)} cells and {rows} marks checked, {len(bad)} mismatches")
     return 1 if bad else 0
 
 

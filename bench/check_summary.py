@@ -6,7 +6,8 @@ reported run to a JSON file (--benchmark_out) beside the console output, and
 checks that each cell of the table is the median, over the reported
 repetitions, of that implementation's GB/s or ratio to oneDNN, as printed
 (two decimals), and that a row is marked `*` exactly when both copies'
-median ratios to oneDNN are below the goal (GOAL). The table once took in the runs Google Benchmark makes to
+median ratios to oneDNN are below the goal, which bench_kernels writes into
+the JSON's context (goal_vs_onednn). The table once took in the runs Google Benchmark makes to
 size a benchmark's first repetition, which it does not report
 (bench/README.md); this is the check that would have caught it.
 
@@ -27,7 +28,6 @@ import sys
 import tempfile
 
 FILTER = "/d:64/threads:1/"
-GOAL = 1.1  # kGoalVsOneDnn in bench_kernels.cc
 # The table's columns, in order, after "dir dtype d thr |".
 GBPS_COLUMNS = ["fast", "fast_hwy", "onednn", "torch", "memcpy", "memcpy_nt"]
 RATIO_COLUMNS = ["fast", "fast_hwy", "torch", "memcpy", "memcpy_nt"]
@@ -53,9 +53,14 @@ def run(bench, json_path):
 
 
 def reported_medians(json_path):
-    """(problem, impl) -> (median GB/s, median ratio or None) over the repetitions."""
+    """The goal (goal_vs_onednn) and (problem, impl) -> (median GB/s, median ratio or None,
+    repetitions)."""
     with open(json_path, encoding="utf-8") as f:
-        runs = json.load(f)["benchmarks"]
+        report = json.load(f)
+    if "goal_vs_onednn" not in report["context"]:
+        raise SystemExit("check_summary: no goal_vs_onednn in the JSON's context")
+    goal = float(report["context"]["goal_vs_onednn"])
+    runs = report["benchmarks"]
     samples = {}
     for r in runs:
         if r.get("run_type") != "iteration" or r.get("error_occurred"):
@@ -73,7 +78,7 @@ def reported_medians(json_path):
             statistics.median(ratios) if ratios else None,
             len(rs),
         )
-    return medians
+    return goal, medians
 
 
 def table_cells(stdout):
@@ -96,13 +101,13 @@ def table_cells(stdout):
     return cells
 
 
-def mismatches(medians, cells):
+def mismatches(goal, medians, cells):
     """The cells that are not the printed median of the reported repetitions."""
     bad = []
     for (key, impl, what), text in sorted(cells.items()):
         if impl == "mark":
             copies = [medians.get((key, c), (0, None, 0))[1] for c in ("memcpy", "memcpy_nt")]
-            short = all(c is not None and c < GOAL for c in copies)
+            short = all(c is not None and c < goal for c in copies)
             if text != ("*" if short else ""):
                 bad.append(f"{key} mark: table '{text}', copies' ratios {copies}")
             continue
@@ -125,7 +130,7 @@ def main():
     with tempfile.TemporaryDirectory() as tmp:
         json_path = os.path.join(tmp, "runs.json")
         stdout = run(bench, json_path)
-        medians = reported_medians(json_path)
+        goal, medians = reported_medians(json_path)
     cells = table_cells(stdout)
     measured = [c for c, t in cells.items() if t != "-" and c[1] != "mark"]
     if not medians or not measured:
@@ -140,7 +145,7 @@ def main():
         cells[victim] = f"{float(cells[victim]) + 0.01:.2f}"
         mark = (victim[0], "mark", "")
         cells[mark] = "" if cells[mark] else "*"
-    bad = mismatches(medians, cells)
+    bad = mismatches(goal, medians, cells)
     if control:
         expected = sorted([f"{victim[0]} fast GB/s", f"{victim[0]} mark"])
         hit = sorted(b.split(":")[0] for b in bad) == expected

@@ -19,7 +19,6 @@ those two: the check can fail. Exit status: 0 pass, 1 a mismatch (or, with the c
 2 the run or its output could not be read.
 """
 
-import json
 import os
 import re
 import statistics
@@ -27,12 +26,15 @@ import subprocess
 import sys
 import tempfile
 
+sys.dont_write_bytecode = True  # no __pycache__ beside the sources
+
+import bench_json
+
 FILTER = "/d:64/threads:1/"
 # The table's columns, in order, after "dir dtype d thr |".
 GBPS_COLUMNS = ["fast", "fast_hwy", "onednn", "torch", "memcpy", "memcpy_nt"]
 RATIO_COLUMNS = ["fast", "fast_hwy", "torch", "memcpy", "memcpy_nt"]
 ROW = re.compile(r"^(fwd|bwd)\s+(f32|bf16)\s+(\d+)\s+(\d+)\s+\|(.*)\|(.*?)( \*)?$")
-NAME = re.compile(r"^(fwd|bwd)/(f32|bf16)/d:(\d+)/threads:(\d+)/([a-z_]+)$")
 
 
 def run(bench, json_path):
@@ -54,26 +56,15 @@ def run(bench, json_path):
 
 def reported_medians(json_path):
     """The goal (goal_vs_onednn) and (problem, impl) -> (median GB/s, median ratio or None,
-    repetitions)."""
-    with open(json_path, encoding="utf-8") as f:
-        report = json.load(f)
-    if "goal_vs_onednn" not in report["context"]:
-        raise SystemExit("check_summary: no goal_vs_onednn in the JSON's context")
-    goal = float(report["context"]["goal_vs_onednn"])
-    runs = report["benchmarks"]
-    samples = {}
-    for r in runs:
-        if r.get("run_type") != "iteration" or r.get("error_occurred"):
-            continue
-        m = NAME.match(r["run_name"].removesuffix("/manual_time"))
-        if not m:
-            raise SystemExit(f"check_summary: unexpected benchmark name {r['run_name']}")
-        key = (m.group(1), m.group(2), int(m.group(3)), int(m.group(4)))
-        samples.setdefault((key, m.group(5)), []).append(r)
+    repetitions); problem = (dir, dtype, d, threads)."""
+    try:
+        goal, runs = bench_json.load(json_path)
+    except bench_json.BadReport as e:
+        raise SystemExit(f"check_summary: {e}") from e
     medians = {}
-    for k, rs in samples.items():
+    for (problem, impl), rs in runs.items():
         ratios = [r["vs_onednn"] for r in rs if r.get("vs_onednn", 0) > 0]
-        medians[k] = (
+        medians[(problem[1:], impl)] = (
             statistics.median(r["GB/s"] for r in rs),
             statistics.median(ratios) if ratios else None,
             len(rs),

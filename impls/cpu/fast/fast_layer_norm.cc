@@ -77,8 +77,25 @@ HWY_INLINE RowStats FinishLayerNormStats(DF df, const T* HWY_RESTRICT x, std::in
   return st;
 }
 
-// `next` (or nullptr): the row to prefetch while this one's deviations are
-// summed from L1.
+// At element i of a pass over a row of d elements, the pass's share of
+// next[begin, begin + d / 2), half a row of the same length: the line
+// holding next[begin + i / 2] into L2 at every other line of the pass, so
+// that the half arrives spread over the whole pass.
+template <typename T>
+HWY_INLINE void PrefetchHalfRowToL2(const T* next, std::int64_t begin, std::int64_t i) {
+  constexpr std::int64_t kPerLine = static_cast<std::int64_t>(kCacheLine / sizeof(T));
+  if (next != nullptr && i % (2 * kPerLine) == 0) PrefetchToL2(next + begin + i / 2);
+}
+
+// `next` (or nullptr): the row to prefetch into L2 while this one's
+// deviations are summed from L1: a bf16 row whole, an fp32 row its first
+// half (LayerNormWriteRow prefetches the second while this row is written).
+// Past the cache, on a Zen 5 guest (bench/README.md, "The same guest at
+// 5c63bf4"; 1024 MiB, two threads, medians of four processes), fp32 at
+// d = 4096 moved 11 % more GB/s (1.07x oneDNN against 0.96x) with the
+// prefetch spread over both passes, and from the next item's first row,
+// than all in the deviations and none past the item; d = 768 1.14x against
+// 1.09x; at 1 MiB neither moved beyond the scatter.
 template <typename T>
 HWY_INLINE RowStats LayerNormStats(DF df, const T* HWY_RESTRICT x, std::int64_t d, float eps,
                                    const T* next = nullptr) {
@@ -95,7 +112,11 @@ HWY_INLINE RowStats LayerNormStats(DF df, const T* HWY_RESTRICT x, std::int64_t 
   TreeSums<1>(
       df, d,
       [&](std::int64_t i, std::int64_t m, VF* t) LNV_INLINE_LAMBDA {
-        if (next != nullptr && i % kPerLine == 0) PrefetchToL2(next + i);
+        if constexpr (kIsBf16<T>) {
+          if (next != nullptr && i % kPerLine == 0) PrefetchToL2(next + i);
+        } else {
+          PrefetchHalfRowToL2(next, 0, i);
+        }
         const VF dev = hn::Sub(LoadAt(df, x, i, m), vmean);
         t[0] = KeepFirst(df, hn::Mul(dev, dev), m);
       },
@@ -214,12 +235,14 @@ inline bool GivesNoNaN(const RowStats& st, bool finite_params) {
 }
 
 // Writes one row of y. gamma/beta: fp32 copies; gamma_t/beta_t: the caller's arrays (the bf16 path
-// reads them as bf16).
+// reads them as bf16). next (or nullptr): the next row, whose second half
+// an fp32 row prefetches into L2 as it is written (LayerNormStats).
 template <typename T, bool kGamma, bool kBeta, bool kScaled>
 HWY_INLINE void LayerNormWriteRow(const T* HWY_RESTRICT x, const float* HWY_RESTRICT gamma,
                                   const float* HWY_RESTRICT beta, const T* HWY_RESTRICT gamma_t,
                                   const T* HWY_RESTRICT beta_t, T* HWY_RESTRICT y, std::int64_t d,
-                                  const RowStats& st, bool stream, bool finite_params) {
+                                  const RowStats& st, bool stream, bool finite_params,
+                                  const T* next) {
   const DF df;
   // By value: captured by reference, the constants would be reloaded from
   // memory after every store (the compiler cannot tell that y's stores do
@@ -242,7 +265,12 @@ HWY_INLINE void LayerNormWriteRow(const T* HWY_RESTRICT x, const float* HWY_REST
   (void)gamma_t;
   (void)beta_t;
   (void)finite_params;
-  WriteRow(df, y, d, stream, at);
+  if (next == nullptr) return WriteRow(df, y, d, stream, at);
+  const std::int64_t half = d / 2;
+  WriteRow(df, y, d, stream, [=](std::int64_t i, std::int64_t m) LNV_INLINE_LAMBDA {
+    PrefetchHalfRowToL2(next, half, i);
+    return w.At(i, m);
+  });
 }
 
 #if HWY_TARGET != HWY_SCALAR
@@ -278,13 +306,14 @@ HWY_INLINE void LayerNormWriteRowFor(const RowStats& st, const T* HWY_RESTRICT x
                                      const float* HWY_RESTRICT gamma,
                                      const float* HWY_RESTRICT beta, const T* HWY_RESTRICT gamma_t,
                                      const T* HWY_RESTRICT beta_t, T* HWY_RESTRICT y,
-                                     std::int64_t d, bool stream, bool finite_params) {
+                                     std::int64_t d, bool stream, bool finite_params,
+                                     const T* next = nullptr) {
   if (st.scale == 1.f) {
     LayerNormWriteRow<T, kGamma, kBeta, false>(x, gamma, beta, gamma_t, beta_t, y, d, st, stream,
-                                               finite_params);
+                                               finite_params, next);
   } else {
     LayerNormWriteRow<T, kGamma, kBeta, true>(x, gamma, beta, gamma_t, beta_t, y, d, st, stream,
-                                              finite_params);
+                                              finite_params, next);
   }
 }
 
@@ -317,8 +346,8 @@ inline void StoreRowStats(const ForwardArgs& a, std::int64_t r, const RowStats& 
   if (a.rstd != nullptr) a.rstd[r] = st.rstd;
 }
 
-// One row in three passes: its sum, its deviations (prefetching `next`, the
-// next row or nullptr, into L2), then its y.
+// One row in three passes: its sum, its deviations, then its y, the last
+// two prefetching `next` (the next row or nullptr) into L2 (LayerNormStats).
 template <typename T, bool kGamma, bool kBeta>
 HWY_INLINE void LayerNormForwardRow(const ForwardArgs& a, std::int64_t r, const float* gamma,
                                     const float* beta, bool stream, bool finite_params,
@@ -331,7 +360,7 @@ HWY_INLINE void LayerNormForwardRow(const ForwardArgs& a, std::int64_t r, const 
   const T* beta_t = static_cast<const T*>(a.beta);
   const RowStats st = LayerNormStats(df, xr, d, a.eps, next);
   LayerNormWriteRowFor<T, kGamma, kBeta>(st, xr, gamma, beta, gamma_t, beta_t, yr, d, stream,
-                                         finite_params);
+                                         finite_params, next);
   StoreRowStats(a, r, st);
 }
 
@@ -494,7 +523,10 @@ void LayerNormForwardRowsOf(const ForwardArgs& a, WorkQueue& queue, float* scrat
   }
   while (queue.Next(&item)) {
     for (std::int64_t r = item.row_begin; r < item.row_end; ++r) {
-      const T* next = r + 1 < item.row_end ? x + (r + 1) * d : nullptr;
+      // The next row of the call, even past this item: a thread takes the
+      // pieces of its own contiguous share first (WorkQueue), so its next
+      // item most often starts there.
+      const T* next = r + 1 < a.rows ? x + (r + 1) * d : nullptr;
       LayerNormForwardRow<T, kGamma, kBeta>(a, r, gamma, beta, stream, finite_params, next);
     }
   }

@@ -77,14 +77,18 @@ HWY_INLINE RowStats FinishLayerNormStats(DF df, const T* HWY_RESTRICT x, std::in
   return st;
 }
 
-// At element i of a pass over a row of d elements, the pass's share of
-// next[begin, begin + d / 2), half a row of the same length: the line
-// holding next[begin + i / 2] into L2 at every other line of the pass, so
-// that the half arrives spread over the whole pass.
+// At elements [i, i + m) of a pass over a row of d elements (m at most a
+// line's), the pass's share of next[begin, begin + d / 2), half a row of
+// the same length: where the range holds a multiple j of two lines'
+// elements, the line holding next[begin + j / 2] into L2. So the half
+// arrives spread over the whole pass, whatever offset the pass's steps
+// start from (a write pass steps from its line-aligning head).
 template <typename T>
-HWY_INLINE void PrefetchHalfRowToL2(const T* next, std::int64_t begin, std::int64_t i) {
-  constexpr std::int64_t kPerLine = static_cast<std::int64_t>(kCacheLine / sizeof(T));
-  if (next != nullptr && i % (2 * kPerLine) == 0) PrefetchToL2(next + begin + i / 2);
+HWY_INLINE void PrefetchHalfRowToL2(const T* next, std::int64_t begin, std::int64_t i,
+                                    std::int64_t m) {
+  constexpr std::int64_t kEvery = 2 * static_cast<std::int64_t>(kCacheLine / sizeof(T));
+  const std::int64_t j = (i + kEvery - 1) / kEvery * kEvery;  // the first multiple >= i
+  if (next != nullptr && j < i + m) PrefetchToL2(next + begin + j / 2);
 }
 
 // `next` (or nullptr): the row to prefetch into L2 while this one's
@@ -115,7 +119,7 @@ HWY_INLINE RowStats LayerNormStats(DF df, const T* HWY_RESTRICT x, std::int64_t 
         if constexpr (kIsBf16<T>) {
           if (next != nullptr && i % kPerLine == 0) PrefetchToL2(next + i);
         } else {
-          PrefetchHalfRowToL2(next, 0, i);
+          PrefetchHalfRowToL2(next, 0, i, m);
         }
         const VF dev = hn::Sub(LoadAt(df, x, i, m), vmean);
         t[0] = KeepFirst(df, hn::Mul(dev, dev), m);
@@ -268,7 +272,7 @@ HWY_INLINE void LayerNormWriteRow(const T* HWY_RESTRICT x, const float* HWY_REST
   if (next == nullptr) return WriteRow(df, y, d, stream, at);
   const std::int64_t half = d / 2;
   WriteRow(df, y, d, stream, [=](std::int64_t i, std::int64_t m) LNV_INLINE_LAMBDA {
-    PrefetchHalfRowToL2(next, half, i);
+    PrefetchHalfRowToL2(next, half, i, m);
     return w.At(i, m);
   });
 }

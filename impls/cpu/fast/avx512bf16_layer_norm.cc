@@ -270,20 +270,33 @@ LNV_BF16_INLINE void WriteStep(const std::uint16_t* const* x, const std::uint16_
   }
 }
 
+// What a write pass over rows of d elements prefetches of the rows after
+// them, a line per row at each step i (element i of each row): y_ahead's
+// rows [0, y_len) for writing (PREFETCHW), and x_ahead's [0, x_len) into L2.
+struct WriteAhead {
+  std::uint16_t* y = nullptr;
+  std::int64_t y_len = 0;
+  const std::uint16_t* x = nullptr;
+  std::int64_t x_len = 0;
+};
+
+LNV_BF16_INLINE void PrefetchAhead(const WriteAhead& ahead, std::int64_t d, std::int64_t i) {
+  for (std::int64_t j = i; j < ahead.y_len; j += d) PrefetchForWriting(ahead.y + j);
+  for (std::int64_t j = i; j < ahead.x_len; j += d) _mm_prefetch(ahead.x + j, _MM_HINT_T1);
+}
+
 // y for K rows in one pass, 32 elements a step. With `stream` (the call's
 // choice, driver.h), and when the K rows start at the same offset within a
 // 64-byte line, the row's whole lines go out with non-temporal stores after
 // an aligning head; the partial lines at either end use ordinary stores, so
 // no line is written both ways. Which stores are used never changes a value.
-// Without streaming, each step i (the partial last one too) also prefetches
-// for writing the line holding element i of each row of `ahead` (rows of d
-// elements, ahead[0, ahead_len)).
+// Each step i (the head and the partial last one too) also prefetches the
+// lines of `ahead` at element i (WriteAhead).
 // Returns how many rows streamed (K or 0).
 template <int K, bool kGamma, bool kBeta>
 LNV_BF16_TARGET int WriteRows(const std::uint16_t* const* rows_x, const std::uint16_t* gamma,
                               const std::uint16_t* beta, std::int64_t d, const Stats* st,
-                              std::uint16_t* const* rows_y, bool stream, std::uint16_t* ahead,
-                              std::int64_t ahead_len) {
+                              std::uint16_t* const* rows_y, bool stream, const WriteAhead& ahead) {
   // The row pointers as locals: read through the caller's arrays, each
   // step reloaded them after every store to y (which might alias them).
   const std::uint16_t* x[K];
@@ -306,17 +319,21 @@ LNV_BF16_TARGET int WriteRows(const std::uint16_t* const* rows_x, const std::uin
   if (stream) {
     const std::int64_t head = std::min<std::int64_t>(
         d, static_cast<std::int64_t>((kCacheLine - addr % kCacheLine) % kCacheLine / 2));
-    if (head > 0) WriteStep<K, kGamma, kBeta, false>(x, gamma, beta, vmean, vrstd, y, 0, head);
+    if (head > 0) {
+      PrefetchAhead(ahead, d, 0);
+      WriteStep<K, kGamma, kBeta, false>(x, gamma, beta, vmean, vrstd, y, 0, head);
+    }
     for (i = head; i + 32 <= d; i += 32) {
+      PrefetchAhead(ahead, d, i);
       WriteStep<K, kGamma, kBeta, true>(x, gamma, beta, vmean, vrstd, y, i, 32);
     }
   }
   for (; i + 32 <= d; i += 32) {
-    for (std::int64_t j = i; j < ahead_len; j += d) PrefetchForWriting(ahead + j);
+    PrefetchAhead(ahead, d, i);
     WriteStep<K, kGamma, kBeta, false>(x, gamma, beta, vmean, vrstd, y, i, 32);
   }
   if (i < d) {
-    for (std::int64_t j = i; j < ahead_len; j += d) PrefetchForWriting(ahead + j);
+    PrefetchAhead(ahead, d, i);
     WriteStep<K, kGamma, kBeta, false>(x, gamma, beta, vmean, vrstd, y, i, d - i);
   }
   return stream ? K : 0;
@@ -324,17 +341,17 @@ LNV_BF16_TARGET int WriteRows(const std::uint16_t* const* rows_x, const std::uin
 
 template <int K>
 LNV_BF16_TARGET int WriteRows(const ForwardArgs& a, const std::uint16_t* const* x, const Stats* st,
-                              std::uint16_t* const* y, bool stream, std::uint16_t* ahead = nullptr,
-                              std::int64_t ahead_len = 0) {
+                              std::uint16_t* const* y, bool stream,
+                              const WriteAhead& ahead = WriteAhead()) {
   const auto* g = static_cast<const std::uint16_t*>(a.gamma);
   const auto* b = static_cast<const std::uint16_t*>(a.beta);
   const std::int64_t d = a.d;
   if (g != nullptr && b != nullptr) {
-    return WriteRows<K, true, true>(x, g, b, d, st, y, stream, ahead, ahead_len);
+    return WriteRows<K, true, true>(x, g, b, d, st, y, stream, ahead);
   }
-  if (g != nullptr) return WriteRows<K, true, false>(x, g, b, d, st, y, stream, ahead, ahead_len);
-  if (b != nullptr) return WriteRows<K, false, true>(x, g, b, d, st, y, stream, ahead, ahead_len);
-  return WriteRows<K, false, false>(x, g, b, d, st, y, stream, ahead, ahead_len);
+  if (g != nullptr) return WriteRows<K, true, false>(x, g, b, d, st, y, stream, ahead);
+  if (b != nullptr) return WriteRows<K, false, true>(x, g, b, d, st, y, stream, ahead);
+  return WriteRows<K, false, false>(x, g, b, d, st, y, stream, ahead);
 }
 
 // Which writes of a call stream (driver.h; the Highway bf16 forward's
@@ -348,8 +365,13 @@ struct StreamChoice {
 
 // What a pass over rows prefetches of the rows after them (within the
 // thread's item for y; x anywhere in the call):
-//   kXToL2: x into L2 while these rows' deviations are summed (calls that
-//     fit in a core's L2, and long rows);
+//   kXToL2: x into L2 (calls that fit in a core's L2, and long rows): the
+//     next rows' first row while these rows' deviations are summed, their
+//     second (where these are two) while these are written. Spread so,
+//     rather than both next rows during the deviations, bf16 at d = 4096,
+//     1024 MiB, two threads on the Zen 5 guest went from 29.7 and 30.6 GB/s
+//     to 35.5 and 36.1 (medians of two sets of three alternated processes,
+//     bench/README.md), oneDNN at 25-27 GB/s beside it; 1 MiB unchanged;
 //   kXToL1AndY: x into L1 a row at a time, its first row while these rows
 //     are summed and its second while their deviations are, and y for
 //     writing (PREFETCHW) while they are written (calls past a core's L2
@@ -395,27 +417,13 @@ LNV_BF16_INLINE void PrefetchLine(const std::uint16_t* p) {
   }
 }
 
-// kXToL2's prefetches of x at element i of a pass (called at i and i + 16
-// of each 32-element step): K lines of the next rows per line of these (two
-// rows: one per call), into L2.
-template <int K>
-LNV_BF16_INLINE void PrefetchNextX(const NextRows& n, std::int64_t i) {
-  if constexpr (K == 2) {
-    if (K * i < n.x_len) PrefetchLine<false>(n.x + K * i);
-  } else if (i % 32 == 0) {
-#pragma GCC unroll 2
-    for (int k = 0; k < K; ++k) {
-      if (K * i + 32 * k < n.x_len) PrefetchLine<false>(n.x + K * i + 32 * k);
-    }
-  }
-}
-
-// kXToL1AndY's prefetch of x in step i (32 elements: a line where the rows
-// start on one) of a pass: the line holding element i of the next rows' row
-// j, into L1; none where the next rows are fewer than j + 1 (x_len ends
+// The prefetch of x in step i (32 elements: a line where the rows start on
+// one) of a pass: the line holding element i of the next rows' row j, into
+// L1 (kL1) or L2; none where the next rows are fewer than j + 1 (x_len ends
 // before that row).
+template <bool kL1>
 LNV_BF16_INLINE void PrefetchNextXRow(const NextRows& n, std::int64_t d, int j, std::int64_t i) {
-  if (j * d + i < n.x_len) PrefetchLine<true>(n.x + j * d + i);
+  if (j * d + i < n.x_len) PrefetchLine<kL1>(n.x + j * d + i);
 }
 
 // Rows r, r + 1, ..., r + K - 1 of an item that ends at row_end: where
@@ -459,7 +467,7 @@ LNV_BF16_INLINE void SumPass(const Group<K>& g, std::int64_t d, float* sum) {
       [x, next, d](std::int64_t i, std::int64_t m, __m512* e, __m512* o) LNV_BF16_LAMBDA {
         (void)next;  // unused by some plans
         (void)d;
-        if constexpr (kPlan == Prefetch::kXToL1AndY) PrefetchNextXRow(next, d, 0, i);
+        if constexpr (kPlan == Prefetch::kXToL1AndY) PrefetchNextXRow<true>(next, d, 0, i);
 #pragma GCC unroll 2
         for (int k = 0; k < K; ++k) {
           const __m512i v = Load32(x[k] + i, m);
@@ -489,10 +497,9 @@ LNV_BF16_INLINE void DeviationPass(const Group<K>& g, std::int64_t d, float eps,
       [x, vmean, next, d](std::int64_t i, std::int64_t m, __m512* e, __m512* o) LNV_BF16_LAMBDA {
         (void)d;  // unused by some plans
         if constexpr (kPlan == Prefetch::kXToL2) {
-          PrefetchNextX<K>(next, i);
-          PrefetchNextX<K>(next, i + kLanes);
+          PrefetchNextXRow<false>(next, d, 0, i);  // the write pass takes row 1
         } else if constexpr (kPlan == Prefetch::kXToL1AndY) {
-          PrefetchNextXRow(next, d, 1, i);
+          PrefetchNextXRow<true>(next, d, 1, i);
         }
         const __mmask16 even = FirstN16((m + 1) / 2);  // the lanes of elements < m
         const __mmask16 odd = FirstN16(m / 2);
@@ -516,9 +523,10 @@ LNV_BF16_INLINE void DeviationPass(const Group<K>& g, std::int64_t d, float eps,
 
 // The last pass: the K rows' statistics stored and y written, in one pass
 // when every row is finite; a row that is not goes to the fallback, and the
-// others are then written one by one. kPlan kXToL1AndY: the one pass also
-// prefetches the next rows' y for writing (Prefetch; a row taken alone is
-// its item's last, and its y_len is 0); rows written one by one do not.
+// others are then written one by one. The one pass also prefetches, under
+// kPlan kXToL1AndY, the next rows' y for writing (Prefetch; a row taken
+// alone is its item's last, and its y_len is 0), and under kXToL2 the
+// second of the next two rows' x into L2; rows written one by one do not.
 // Returns how many rows streamed.
 template <int K, Prefetch kPlan>
 LNV_BF16_INLINE int WritePass(const ForwardArgs& a, const Group<K>& g, const Stats* st,
@@ -539,10 +547,17 @@ LNV_BF16_INLINE int WritePass(const ForwardArgs& a, const Group<K>& g, const Sta
   }
   if (!all_finite) return streamed;
   const bool stream_rows = K == 1 ? stream.one : stream.two;
+  WriteAhead ahead;
   if constexpr (kPlan == Prefetch::kXToL1AndY) {
-    return WriteRows<K>(a, g.x, st, g.y, stream_rows, g.next.y, g.next.y_len);
+    ahead.y = g.next.y;
+    ahead.y_len = g.next.y_len;
+  } else if constexpr (K == 2) {
+    if (g.next.x_len > a.d) {
+      ahead.x = g.next.x + a.d;
+      ahead.x_len = a.d;
+    }
   }
-  return WriteRows<K>(a, g.x, st, g.y, stream_rows);
+  return WriteRows<K>(a, g.x, st, g.y, stream_rows, ahead);
 }
 
 // The rows of `item`, two at a time: each pass sums or writes both rows of

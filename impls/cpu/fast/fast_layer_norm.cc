@@ -147,11 +147,8 @@ HWY_INLINE void LayerNormStatsOfTwoRowsFromSums(DF df, const T* HWY_RESTRICT x0,
   TreeSums<2>(
       df, d,
       [=](std::int64_t i, std::int64_t m, VF* t) LNV_INLINE_LAMBDA {
-        // Two rows ahead, a line of each per line of these.
-        if (next != nullptr && i % kPerLine == 0) {
-          if (2 * i < next_len) PrefetchToL2(next + 2 * i);
-          if (2 * i + kPerLine < next_len) PrefetchToL2(next + 2 * i + kPerLine);
-        }
+        // A line ahead per line of these.
+        if (next != nullptr && i % kPerLine == 0 && i < next_len) PrefetchToL2(next + i);
         const VF dev0 = hn::Sub(LoadAt(df, x0, i, m), vmean0);
         const VF dev1 = hn::Sub(LoadAt(df, x1, i, m), vmean1);
         t[0] = KeepFirst(df, hn::Mul(dev0, dev0), m);
@@ -165,8 +162,10 @@ HWY_INLINE void LayerNormStatsOfTwoRowsFromSums(DF df, const T* HWY_RESTRICT x0,
 // LayerNormStats of two rows at once (the same sums in the same shape, so
 // the same bits): two independent chains of additions, so the latency of
 // one row's final reduction and of the step from mean to deviations
-// overlaps the other's. `next` (or nullptr) and `next_len`: the elements to
-// prefetch, next[0, next_len) (the next rows).
+// overlaps the other's. `next` (or nullptr) and `next_len` (at most d): the
+// elements to prefetch into L2 as the deviations are summed, a line per line
+// of these rows: next[0, next_len), the first of the next two rows (the
+// write pass takes the second, LayerNormWriteTwoBf16Rows).
 template <typename T>
 HWY_INLINE void LayerNormStatsOfTwoRows(DF df, const T* HWY_RESTRICT x0, const T* HWY_RESTRICT x1,
                                         std::int64_t d, float eps, const T* next,
@@ -279,23 +278,26 @@ HWY_INLINE void LayerNormWriteRow(const T* HWY_RESTRICT x, const float* HWY_REST
 
 #if HWY_TARGET != HWY_SCALAR
 // Two unscaled bf16 rows written in one pass: they share gamma's and beta's
-// loads and widening (WriteBf16RowsInPairs), then each row's rest.
+// loads and widening (WriteBf16RowsInPairs), then each row's rest. The pass
+// also prefetches ahead[0, ahead_len) into L2, a line per line of these.
 template <bool kGamma, bool kBeta>
 HWY_INLINE void LayerNormWriteTwoBf16Rows(
     const hwy::bfloat16_t* HWY_RESTRICT x0, const hwy::bfloat16_t* HWY_RESTRICT x1,
     const float* HWY_RESTRICT gamma, const float* HWY_RESTRICT beta,
     const hwy::bfloat16_t* HWY_RESTRICT gamma_t, const hwy::bfloat16_t* HWY_RESTRICT beta_t,
     hwy::bfloat16_t* HWY_RESTRICT y0, hwy::bfloat16_t* HWY_RESTRICT y1, std::int64_t d,
-    const RowStats& st0, const RowStats& st1, bool stream, bool finite_params) {
+    const RowStats& st0, const RowStats& st1, bool stream, bool finite_params,
+    const hwy::bfloat16_t* ahead, std::int64_t ahead_len) {
   const DF df;
   using W = RowWriter<hwy::bfloat16_t, kGamma, kBeta, false>;
   const W w0(x0, gamma, beta, st0);
   const W w1(x1, gamma, beta, st1);
-  const std::int64_t done = GivesNoNaN(st0, finite_params) && GivesNoNaN(st1, finite_params)
-                                ? WriteBf16RowsInPairs<false, kGamma, kBeta, 2>(
-                                      df, x0, x1, gamma_t, beta_t, y0, y1, d, stream, w0, w1)
-                                : WriteBf16RowsInPairs<true, kGamma, kBeta, 2>(
-                                      df, x0, x1, gamma_t, beta_t, y0, y1, d, stream, w0, w1);
+  const std::int64_t done =
+      GivesNoNaN(st0, finite_params) && GivesNoNaN(st1, finite_params)
+          ? WriteBf16RowsInPairs<false, kGamma, kBeta, 2>(df, x0, x1, gamma_t, beta_t, y0, y1, d,
+                                                          stream, w0, w1, ahead, ahead_len)
+          : WriteBf16RowsInPairs<true, kGamma, kBeta, 2>(df, x0, x1, gamma_t, beta_t, y0, y1, d,
+                                                         stream, w0, w1, ahead, ahead_len);
   StoreRange(df, y0, done, d,
              [=](std::int64_t i, std::int64_t m) LNV_INLINE_LAMBDA { return w0.At(i, m); });
   StoreRange(df, y1, done, d,
@@ -418,14 +420,19 @@ void LayerNormForwardRowsOf(const ForwardArgs& a, WorkQueue& queue, float* scrat
       for (; r + 2 <= item.row_end; r += 2) {
         const hwy::bfloat16_t* x0 = x + r * d;
         const hwy::bfloat16_t* x1 = x0 + d;
-        const hwy::bfloat16_t* next = r + 2 < item.row_end ? x1 + d : nullptr;
-        const std::int64_t next_len = (std::min(r + 4, item.row_end) - (r + 2)) * d;
+        // The call's next two rows (past the item too: a thread takes its
+        // own contiguous share first, WorkQueue), the first prefetched as
+        // the deviations are summed and the second as these rows are written.
+        const std::int64_t next_rows = std::min<std::int64_t>(2, a.rows - (r + 2));
+        const hwy::bfloat16_t* next = next_rows >= 1 ? x1 + d : nullptr;
+        const hwy::bfloat16_t* second = next_rows >= 2 ? x1 + 2 * d : nullptr;
         RowStats st[2];
-        LayerNormStatsOfTwoRows(df, x0, x1, d, a.eps, next, next_len, &st[0], &st[1]);
+        LayerNormStatsOfTwoRows(df, x0, x1, d, a.eps, next, next != nullptr ? d : 0, &st[0],
+                                &st[1]);
         if (st[0].scale == 1.f && st[1].scale == 1.f) {
-          LayerNormWriteTwoBf16Rows<kGamma, kBeta>(x0, x1, gamma, beta, gamma_t, beta_t, y + r * d,
-                                                   y + (r + 1) * d, d, st[0], st[1], stream_spread,
-                                                   finite_params);
+          LayerNormWriteTwoBf16Rows<kGamma, kBeta>(
+              x0, x1, gamma, beta, gamma_t, beta_t, y + r * d, y + (r + 1) * d, d, st[0], st[1],
+              stream_spread, finite_params, second, second != nullptr ? d : 0);
         } else {
           write_pair_one_by_one(st, x0, y + r * d);
         }

@@ -375,6 +375,13 @@ HWY_INLINE void WriteRow(DF df, T* HWY_RESTRICT out, std::int64_t d, bool stream
   });
 }
 
+// Asks for the line holding p in L2 (the next row, while this one is worked
+// on from L1: it keeps the memory busy between the rows' streams).
+template <typename T>
+HWY_INLINE void PrefetchToL2(const T* p) {
+  __builtin_prefetch(p, 0, 2);
+}
+
 #if HWY_TARGET != HWY_SCALAR
 // bf16 rows, 2 * Lanes elements (a "pair" of vectors) at a time, without
 // widening shuffles: a vector of 32-bit lanes holds elements 2j (low half)
@@ -438,15 +445,15 @@ HWY_INLINE void StoreBf16Pair(VU packed, hwy::bfloat16_t* HWY_RESTRICT p) {
 // the loads and the widening of gamma and beta. Returns how many elements of
 // each row it wrote; the caller writes the rest. With kG/kB false, f ignores
 // that argument. Non-temporal stores when `stream` and every output row
-// starts on a cache line (AVX-512: a pair is one line).
+// starts on a cache line (AVX-512: a pair is one line). Each pair at i also
+// asks for ahead[i] in L2 while i < ahead_len (a row to come).
 template <bool kMayHoldNaN, bool kG, bool kB, int kRows, class F>
-HWY_INLINE std::int64_t WriteBf16RowsInPairs(DF df, const hwy::bfloat16_t* HWY_RESTRICT x0,
-                                             const hwy::bfloat16_t* HWY_RESTRICT x1,
-                                             const hwy::bfloat16_t* HWY_RESTRICT g,
-                                             const hwy::bfloat16_t* HWY_RESTRICT b,
-                                             hwy::bfloat16_t* HWY_RESTRICT out0,
-                                             hwy::bfloat16_t* HWY_RESTRICT out1, std::int64_t d,
-                                             bool stream, const F& f0, const F& f1) {
+HWY_INLINE std::int64_t WriteBf16RowsInPairs(
+    DF df, const hwy::bfloat16_t* HWY_RESTRICT x0, const hwy::bfloat16_t* HWY_RESTRICT x1,
+    const hwy::bfloat16_t* HWY_RESTRICT g, const hwy::bfloat16_t* HWY_RESTRICT b,
+    hwy::bfloat16_t* HWY_RESTRICT out0, hwy::bfloat16_t* HWY_RESTRICT out1, std::int64_t d,
+    bool stream, const F& f0, const F& f1, const hwy::bfloat16_t* ahead = nullptr,
+    std::int64_t ahead_len = 0) {
   static_assert(kRows == 1 || kRows == 2, "one or two rows");
   const auto aligned = [](const void* p) {
     return reinterpret_cast<std::uintptr_t>(p) % kCacheLine == 0;
@@ -462,6 +469,7 @@ HWY_INLINE std::int64_t WriteBf16RowsInPairs(DF df, const hwy::bfloat16_t* HWY_R
     constexpr bool kStream = decltype(streamed)::value;
     std::int64_t i = 0;
     for (; i + step <= d; i += step) {
+      if (i < ahead_len) PrefetchToL2(ahead + i);
       const VU gv = kG ? LoadBf16Pair(g + i) : hn::Zero(DU());
       const VU bv = kB ? LoadBf16Pair(b + i) : hn::Zero(DU());
       const VF ge = EvenOf(gv);
@@ -482,13 +490,6 @@ HWY_INLINE std::int64_t WriteBf16RowsInPairs(DF df, const hwy::bfloat16_t* HWY_R
   return stream_lines ? pairs(std::true_type()) : pairs(std::false_type());
 }
 #endif
-
-// Asks for the line holding p in L2 (the next row, while this one is worked
-// on from L1: it keeps the memory busy between the rows' streams).
-template <typename T>
-HWY_INLINE void PrefetchToL2(const T* p) {
-  __builtin_prefetch(p, 0, 2);
-}
 
 // gamma or beta as fp32, once per call and thread rather than once per row:
 // an fp32 array as it is, a bf16/f16 one converted (exactly) into `out`

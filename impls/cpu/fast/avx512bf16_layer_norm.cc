@@ -271,8 +271,12 @@ LNV_BF16_INLINE void WriteStep(const std::uint16_t* const* x, const std::uint16_
 }
 
 // What a write pass over rows of d elements prefetches of the rows after
-// them, a line per row at each step i (element i of each row): y_ahead's
-// rows [0, y_len) for writing (PREFETCHW), and x_ahead's [0, x_len) into L2.
+// them at each step i, chosen at compile time (a test in the write loop
+// measured slower, bench/README.md): nothing; the line holding element i of
+// each of y's rows [0, y_len), for writing (PREFETCHW); or the line holding
+// x[i] while i < x_len (one row) into L2.
+enum class Ahead { kNothing, kYForWriting, kXToL2 };
+
 struct WriteAhead {
   std::uint16_t* y = nullptr;
   std::int64_t y_len = 0;
@@ -280,9 +284,13 @@ struct WriteAhead {
   std::int64_t x_len = 0;
 };
 
+template <Ahead kAhead>
 LNV_BF16_INLINE void PrefetchAhead(const WriteAhead& ahead, std::int64_t d, std::int64_t i) {
-  for (std::int64_t j = i; j < ahead.y_len; j += d) PrefetchForWriting(ahead.y + j);
-  for (std::int64_t j = i; j < ahead.x_len; j += d) _mm_prefetch(ahead.x + j, _MM_HINT_T1);
+  if constexpr (kAhead == Ahead::kYForWriting) {
+    for (std::int64_t j = i; j < ahead.y_len; j += d) PrefetchForWriting(ahead.y + j);
+  } else if constexpr (kAhead == Ahead::kXToL2) {
+    if (i < ahead.x_len) _mm_prefetch(ahead.x + i, _MM_HINT_T1);
+  }
 }
 
 // y for K rows in one pass, 32 elements a step. With `stream` (the call's
@@ -293,7 +301,7 @@ LNV_BF16_INLINE void PrefetchAhead(const WriteAhead& ahead, std::int64_t d, std:
 // Each step i (the head and the partial last one too) also prefetches the
 // lines of `ahead` at element i (WriteAhead).
 // Returns how many rows streamed (K or 0).
-template <int K, bool kGamma, bool kBeta>
+template <int K, bool kGamma, bool kBeta, Ahead kAhead>
 LNV_BF16_TARGET int WriteRows(const std::uint16_t* const* rows_x, const std::uint16_t* gamma,
                               const std::uint16_t* beta, std::int64_t d, const Stats* st,
                               std::uint16_t* const* rows_y, bool stream, const WriteAhead& ahead) {
@@ -320,26 +328,26 @@ LNV_BF16_TARGET int WriteRows(const std::uint16_t* const* rows_x, const std::uin
     const std::int64_t head = std::min<std::int64_t>(
         d, static_cast<std::int64_t>((kCacheLine - addr % kCacheLine) % kCacheLine / 2));
     if (head > 0) {
-      PrefetchAhead(ahead, d, 0);
+      PrefetchAhead<kAhead>(ahead, d, 0);
       WriteStep<K, kGamma, kBeta, false>(x, gamma, beta, vmean, vrstd, y, 0, head);
     }
     for (i = head; i + 32 <= d; i += 32) {
-      PrefetchAhead(ahead, d, i);
+      PrefetchAhead<kAhead>(ahead, d, i);
       WriteStep<K, kGamma, kBeta, true>(x, gamma, beta, vmean, vrstd, y, i, 32);
     }
   }
   for (; i + 32 <= d; i += 32) {
-    PrefetchAhead(ahead, d, i);
+    PrefetchAhead<kAhead>(ahead, d, i);
     WriteStep<K, kGamma, kBeta, false>(x, gamma, beta, vmean, vrstd, y, i, 32);
   }
   if (i < d) {
-    PrefetchAhead(ahead, d, i);
+    PrefetchAhead<kAhead>(ahead, d, i);
     WriteStep<K, kGamma, kBeta, false>(x, gamma, beta, vmean, vrstd, y, i, d - i);
   }
   return stream ? K : 0;
 }
 
-template <int K>
+template <int K, Ahead kAhead = Ahead::kNothing>
 LNV_BF16_TARGET int WriteRows(const ForwardArgs& a, const std::uint16_t* const* x, const Stats* st,
                               std::uint16_t* const* y, bool stream,
                               const WriteAhead& ahead = WriteAhead()) {
@@ -347,11 +355,11 @@ LNV_BF16_TARGET int WriteRows(const ForwardArgs& a, const std::uint16_t* const* 
   const auto* b = static_cast<const std::uint16_t*>(a.beta);
   const std::int64_t d = a.d;
   if (g != nullptr && b != nullptr) {
-    return WriteRows<K, true, true>(x, g, b, d, st, y, stream, ahead);
+    return WriteRows<K, true, true, kAhead>(x, g, b, d, st, y, stream, ahead);
   }
-  if (g != nullptr) return WriteRows<K, true, false>(x, g, b, d, st, y, stream, ahead);
-  if (b != nullptr) return WriteRows<K, false, true>(x, g, b, d, st, y, stream, ahead);
-  return WriteRows<K, false, false>(x, g, b, d, st, y, stream, ahead);
+  if (g != nullptr) return WriteRows<K, true, false, kAhead>(x, g, b, d, st, y, stream, ahead);
+  if (b != nullptr) return WriteRows<K, false, true, kAhead>(x, g, b, d, st, y, stream, ahead);
+  return WriteRows<K, false, false, kAhead>(x, g, b, d, st, y, stream, ahead);
 }
 
 // Which writes of a call stream (driver.h; the Highway bf16 forward's
@@ -369,9 +377,10 @@ struct StreamChoice {
 //     next rows' first row while these rows' deviations are summed, their
 //     second (where these are two) while these are written. Spread so,
 //     rather than both next rows during the deviations, bf16 at d = 4096,
-//     1024 MiB, two threads on the Zen 5 guest went from 29.7 and 30.6 GB/s
-//     to 35.5 and 36.1 (medians of two sets of three alternated processes,
-//     bench/README.md), oneDNN at 25-27 GB/s beside it; 1 MiB unchanged;
+//     1024 MiB, two threads on the Zen 5 guest moved 35.5-37.0 GB/s against
+//     28.9-32.3 (medians of sets of three processes alternated with the
+//     build before, bench/README.md); at 1 MiB the same, once the write
+//     loop's prefetch was chosen at compile time (Ahead);
 //   kXToL1AndY: x into L1 a row at a time, its first row while these rows
 //     are summed and its second while their deviations are, and y for
 //     writing (PREFETCHW) while they are written (calls past a core's L2
@@ -551,13 +560,15 @@ LNV_BF16_INLINE int WritePass(const ForwardArgs& a, const Group<K>& g, const Sta
   if constexpr (kPlan == Prefetch::kXToL1AndY) {
     ahead.y = g.next.y;
     ahead.y_len = g.next.y_len;
+    return WriteRows<K, Ahead::kYForWriting>(a, g.x, st, g.y, stream_rows, ahead);
   } else if constexpr (K == 2) {
     if (g.next.x_len > a.d) {
       ahead.x = g.next.x + a.d;
       ahead.x_len = a.d;
     }
+    return WriteRows<K, Ahead::kXToL2>(a, g.x, st, g.y, stream_rows, ahead);
   }
-  return WriteRows<K>(a, g.x, st, g.y, stream_rows, ahead);
+  return WriteRows<K>(a, g.x, st, g.y, stream_rows);
 }
 
 // The rows of `item`, two at a time: each pass sums or writes both rows of

@@ -35,12 +35,13 @@
 //   lines of y go out with non-temporal stores, after an aligning head (two
 //   rows together only when they start at the same offset within a line);
 //   partial lines use ordinary stores. The stores never change a bit.
-// Prefetches: the next two rows' x into L2 while these rows' deviations are
-//   summed; in calls that outgrow a core's L2 with short rows
-//   (Avx512Bf16PrefetchesOutputs), into L1 a row per pass (the first while
-//   these rows are summed, the second while their deviations are), and the
-//   next rows' y for writing (driver.h, PrefetchOutputsForWriting), within
-//   the thread's item, while these rows are written.
+// Prefetches: the next two rows' x into L2, the first while these rows'
+//   deviations are summed and the second while they are written; in calls
+//   that outgrow a core's L2 with short rows (Avx512Bf16PrefetchesOutputs),
+//   into L1 a row per pass (the first while these rows are summed, the
+//   second while their deviations are), and the next rows' y for writing
+//   (driver.h, PrefetchOutputsForWriting), within the thread's item, while
+//   these rows are written.
 // Accumulation: fp32. y rounded once into bf16 by vcvtne2ps2bf16, which is
 //   round-to-nearest-even for normal, zero, infinite and NaN (quieted)
 //   values, but turns an fp32 subnormal into a signed zero (measured on an

@@ -14,9 +14,10 @@
 //   prefetching the next row. Every row gives the bits it gives alone (tested; a NaN's sign and
 //   payload aside, which IEEE 754 leaves open and the compiler's operand order decides). bf16 rows
 //   on the SIMD targets go two at a time (rescaled rows one at a time) through each pass (two
-//   independent chains of sums, one write pass for both) and write y from pairs of vectors held in
-//   32-bit lanes, gamma and beta read as bf16 (the same operations on the same values: the same
-//   bits). Throughput and what was measured: bench/README.md.
+//   independent chains of sums, one write pass for both; the next two rows prefetched into L2, the
+//   first in the deviations' pass and the second in the write) and write y from pairs of vectors
+//   held in 32-bit lanes, gamma and beta read as bf16 (the same operations on the same values: the
+//   same bits). Throughput and what was measured: bench/README.md.
 // SIMD: Google Highway (Debian's libhwy 1.0.3), compiled per target in one
 //   source: AVX-512, AVX2 and Highway's scalar fallback (SSE4/SSSE3 are not
 //   built: AVX2 covers every x86-64 CPU of the last decade). Highway rather

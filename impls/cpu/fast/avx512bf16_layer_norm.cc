@@ -270,26 +270,34 @@ LNV_BF16_INLINE void WriteStep(const std::uint16_t* const* x, const std::uint16_
   }
 }
 
+// The line of p into L1 (kL1) or L2.
+template <bool kL1>
+LNV_BF16_INLINE void PrefetchLine(const std::uint16_t* p) {
+  if constexpr (kL1) {
+    _mm_prefetch(p, _MM_HINT_T0);
+  } else {
+    _mm_prefetch(p, _MM_HINT_T1);
+  }
+}
+
 // What a write pass over rows of d elements prefetches of the rows after
 // them at each step i, chosen at compile time (a test in the write loop
-// measured slower, bench/README.md): nothing; the line holding element i of
-// each of y's rows [0, y_len), for writing (PREFETCHW); or the line holding
-// x[i] while i < x_len (one row) into L2.
+// measured slower, bench/README.md): nothing; kYForWriting, the line holding
+// element i of each of y's rows in lines[0, len), for writing (PREFETCHW);
+// or kXToL2, the line holding lines[i] (x, one row) into L2 while i < len.
 enum class Ahead { kNothing, kYForWriting, kXToL2 };
 
 struct WriteAhead {
-  std::uint16_t* y = nullptr;
-  std::int64_t y_len = 0;
-  const std::uint16_t* x = nullptr;
-  std::int64_t x_len = 0;
+  const std::uint16_t* lines = nullptr;
+  std::int64_t len = 0;
 };
 
 template <Ahead kAhead>
 LNV_BF16_INLINE void PrefetchAhead(const WriteAhead& ahead, std::int64_t d, std::int64_t i) {
   if constexpr (kAhead == Ahead::kYForWriting) {
-    for (std::int64_t j = i; j < ahead.y_len; j += d) PrefetchForWriting(ahead.y + j);
+    for (std::int64_t j = i; j < ahead.len; j += d) PrefetchForWriting(ahead.lines + j);
   } else if constexpr (kAhead == Ahead::kXToL2) {
-    if (i < ahead.x_len) _mm_prefetch(ahead.x + i, _MM_HINT_T1);
+    if (i < ahead.len) PrefetchLine<false>(ahead.lines + i);
   }
 }
 
@@ -416,16 +424,6 @@ struct NextRows {
   std::int64_t y_len = 0;
 };
 
-// The line of p into L1 (kL1) or L2.
-template <bool kL1>
-LNV_BF16_INLINE void PrefetchLine(const std::uint16_t* p) {
-  if constexpr (kL1) {
-    _mm_prefetch(p, _MM_HINT_T0);
-  } else {
-    _mm_prefetch(p, _MM_HINT_T1);
-  }
-}
-
 // The prefetch of x in step i (32 elements: a line where the rows start on
 // one) of a pass: the line holding element i of the next rows' row j, into
 // L1 (kL1) or L2; none where the next rows are fewer than j + 1 (x_len ends
@@ -506,7 +504,9 @@ LNV_BF16_INLINE void DeviationPass(const Group<K>& g, std::int64_t d, float eps,
       [x, vmean, next, d](std::int64_t i, std::int64_t m, __m512* e, __m512* o) LNV_BF16_LAMBDA {
         (void)d;  // unused by some plans
         if constexpr (kPlan == Prefetch::kXToL2) {
-          PrefetchNextXRow<false>(next, d, 0, i);  // the write pass takes row 1
+          // The next rows' row 0: a pair's write pass takes their row 1;
+          // a row taken alone prefetches only one (its x_len <= d).
+          PrefetchNextXRow<false>(next, d, 0, i);
         } else if constexpr (kPlan == Prefetch::kXToL1AndY) {
           PrefetchNextXRow<true>(next, d, 1, i);
         }
@@ -558,13 +558,13 @@ LNV_BF16_INLINE int WritePass(const ForwardArgs& a, const Group<K>& g, const Sta
   const bool stream_rows = K == 1 ? stream.one : stream.two;
   WriteAhead ahead;
   if constexpr (kPlan == Prefetch::kXToL1AndY) {
-    ahead.y = g.next.y;
-    ahead.y_len = g.next.y_len;
+    ahead.lines = g.next.y;
+    ahead.len = g.next.y_len;
     return WriteRows<K, Ahead::kYForWriting>(a, g.x, st, g.y, stream_rows, ahead);
   } else if constexpr (K == 2) {
     if (g.next.x_len > a.d) {
-      ahead.x = g.next.x + a.d;
-      ahead.x_len = a.d;
+      ahead.lines = g.next.x + a.d;
+      ahead.len = a.d;
     }
     return WriteRows<K, Ahead::kXToL2>(a, g.x, st, g.y, stream_rows, ahead);
   }

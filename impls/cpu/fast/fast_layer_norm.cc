@@ -279,7 +279,8 @@ HWY_INLINE void LayerNormWriteRow(const T* HWY_RESTRICT x, const float* HWY_REST
 #if HWY_TARGET != HWY_SCALAR
 // Two unscaled bf16 rows written in one pass: they share gamma's and beta's
 // loads and widening (WriteBf16RowsInPairs), then each row's rest. The pass
-// also prefetches ahead[0, ahead_len) into L2, a line per line of these.
+// also prefetches the row `ahead` (nullptr: none) into L2, a line per line of
+// these.
 template <bool kGamma, bool kBeta>
 HWY_INLINE void LayerNormWriteTwoBf16Rows(
     const hwy::bfloat16_t* HWY_RESTRICT x0, const hwy::bfloat16_t* HWY_RESTRICT x1,
@@ -287,7 +288,7 @@ HWY_INLINE void LayerNormWriteTwoBf16Rows(
     const hwy::bfloat16_t* HWY_RESTRICT gamma_t, const hwy::bfloat16_t* HWY_RESTRICT beta_t,
     hwy::bfloat16_t* HWY_RESTRICT y0, hwy::bfloat16_t* HWY_RESTRICT y1, std::int64_t d,
     const RowStats& st0, const RowStats& st1, bool stream, bool finite_params,
-    const hwy::bfloat16_t* ahead, std::int64_t ahead_len) {
+    const hwy::bfloat16_t* ahead) {
   const DF df;
   using W = RowWriter<hwy::bfloat16_t, kGamma, kBeta, false>;
   const W w0(x0, gamma, beta, st0);
@@ -295,9 +296,9 @@ HWY_INLINE void LayerNormWriteTwoBf16Rows(
   const std::int64_t done =
       GivesNoNaN(st0, finite_params) && GivesNoNaN(st1, finite_params)
           ? WriteBf16RowsInPairs<false, kGamma, kBeta, 2>(df, x0, x1, gamma_t, beta_t, y0, y1, d,
-                                                          stream, w0, w1, ahead, ahead_len)
+                                                          stream, w0, w1, ahead)
           : WriteBf16RowsInPairs<true, kGamma, kBeta, 2>(df, x0, x1, gamma_t, beta_t, y0, y1, d,
-                                                         stream, w0, w1, ahead, ahead_len);
+                                                         stream, w0, w1, ahead);
   StoreRange(df, y0, done, d,
              [=](std::int64_t i, std::int64_t m) LNV_INLINE_LAMBDA { return w0.At(i, m); });
   StoreRange(df, y1, done, d,
@@ -430,9 +431,9 @@ void LayerNormForwardRowsOf(const ForwardArgs& a, WorkQueue& queue, float* scrat
         LayerNormStatsOfTwoRows(df, x0, x1, d, a.eps, next, next != nullptr ? d : 0, &st[0],
                                 &st[1]);
         if (st[0].scale == 1.f && st[1].scale == 1.f) {
-          LayerNormWriteTwoBf16Rows<kGamma, kBeta>(
-              x0, x1, gamma, beta, gamma_t, beta_t, y + r * d, y + (r + 1) * d, d, st[0], st[1],
-              stream_spread, finite_params, second, second != nullptr ? d : 0);
+          LayerNormWriteTwoBf16Rows<kGamma, kBeta>(x0, x1, gamma, beta, gamma_t, beta_t, y + r * d,
+                                                   y + (r + 1) * d, d, st[0], st[1], stream_spread,
+                                                   finite_params, second);
         } else {
           write_pair_one_by_one(st, x0, y + r * d);
         }

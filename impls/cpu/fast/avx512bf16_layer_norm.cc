@@ -627,7 +627,7 @@ std::atomic<std::int64_t> g_streamed_rows{0};
 // streamed to 1.02-1.13, and the kernel was faster at 16, 32, 256 and 1024
 // MiB too; on one thread two sets of three favoured it, one did not.
 bool Avx512Bf16PrefetchesOutputs(std::int64_t footprint_bytes, std::int64_t row_bytes) {
-  return PrefetchOutputsForWriting(footprint_bytes, false) && 4 * row_bytes <= CoreL1dBytes() / 2;
+  return PrefetchOutputsForWriting(footprint_bytes, false) && StoresShortRowsInPlace(row_bytes);
 }
 
 namespace {

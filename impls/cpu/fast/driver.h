@@ -150,9 +150,8 @@ std::int64_t StreamingFootprintBytes();
 void SetStreamingFootprintBytesForTest(std::int64_t bytes);
 
 // The rule every fast kernel uses to choose streaming stores (the Highway
-// ones in simd_row-inl.h, the native AVX512_BF16 forward, which keeps
-// ordinary stores where it prefetches y for writing:
-// Avx512Bf16PrefetchesOutputs).
+// ones in simd_row-inl.h, the native AVX512_BF16 forward), except for the
+// LayerNorm forwards' short rows (StoresShortRowsInPlace).
 // Rows shorter than this are stored the ordinary way: their unaligned head
 // and tail lines would cost more than streaming saves.
 inline constexpr std::int64_t kMinStreamedRowBytes = 1024;
@@ -164,6 +163,25 @@ inline constexpr std::uintptr_t kCacheLine = 64;
 inline bool UseStreamingStores(std::int64_t footprint_bytes, std::int64_t row_bytes) {
   return footprint_bytes > StreamingFootprintBytes() && row_bytes >= kMinStreamedRowBytes;
 }
+
+// Rows short enough that the LayerNorm forwards store them the ordinary way
+// at every size, where UseStreamingStores would stream them: rows of which
+// four fit in half a core's L1d (6 KiB with 48 KiB, 4 KiB with 32 KiB). A
+// forward reads such a row three times from L1 and then writes it in a
+// burst a few dozen lines long. Streamed, those bursts measured slower than
+// ordinary stores, which the cache writes back as their lines are evicted
+// (the guest had no hardware counters to say why). Measured on 2-vCPU AMD
+// Zen 5 guests (48 KiB L1d, 1 MiB L2; bench/README.md):
+//   * the native AVX512_BF16 forward, which also prefetches y for writing
+//     there (Avx512Bf16PrefetchesOutputs): bf16 at d = 768, 64 MiB,
+//     fast/oneDNN 0.90-0.96 streamed, 1.02-1.13 not;
+//   * the Highway fp32 forward, one row at a time: at d = 768 (3 KiB rows)
+//     the kernel streaming and not, alternated call by call in one loop,
+//     took 0.77-0.87 of the streamed time not streaming at 256 and 512 MiB
+//     and 0.80-0.92 and 0.98-1.05 in two runs at 1024 MiB (two threads;
+//     0.83-0.87 on one); at d = 4096 (16 KiB rows) not streaming cost 3-7 %
+//     at 1024 MiB, so long rows still stream.
+inline bool StoresShortRowsInPlace(std::int64_t row_bytes);
 
 // Writes whose stores are spread between other loads and stores, so that
 // their non-temporal stores never come in a burst, gain from streaming from
@@ -189,6 +207,10 @@ inline bool UseStreamingStoresForSpreadWrites(std::int64_t footprint_bytes,
 // when the C library cannot tell).
 std::int64_t CoreL1dBytes();
 std::int64_t CoreL2Bytes();
+
+inline bool StoresShortRowsInPlace(std::int64_t row_bytes) {
+  return 4 * row_bytes <= CoreL1dBytes() / 2;
+}
 
 // Outputs are worth prefetching for writing (PREFETCHW) when they are
 // stored the ordinary way and the call's rows outgrow a core's L2: then the

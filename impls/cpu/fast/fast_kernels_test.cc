@@ -832,15 +832,18 @@ TEST(FastKernels, RejectInvalidArgumentsLikeTheScalarKernels) {
 // Calls whose rows outgrow the last-level cache write whole lines with
 // streaming stores (simd_row-inl.h: WriteRow after an aligning head, and
 // the paired bf16 forward writes on rows that start on a line; long fp32
-// rows, fused in pairs otherwise, go one at a time there); other calls do
-// not. Both must give the same bits: a call forced to stream against the
-// same rows in calls that do not, on misaligned rows of odd length and on
-// aligned rows of whole lines.
+// rows, fused in pairs otherwise, go one at a time there; the forwards'
+// short rows one at a time do not stream, driver.h StoresShortRowsInPlace);
+// other calls do not. Both must give the same bits: a call forced to stream
+// against the same rows in calls that do not, on misaligned rows of odd
+// length and on aligned rows of whole lines, short and long (4097 fp32
+// elements: a misaligned row one at a time that streams).
 TEST(FastKernels, StreamingStoresGiveTheSameBitsAsOrdinaryStores) {
   struct Shape {
     std::int64_t d, rows, offset;
   };
-  for (const Shape& s : {Shape{1001, 24, 3}, Shape{1024, 24, 0}, Shape{4096, 8, 0}}) {
+  for (const Shape& s :
+       {Shape{1001, 24, 3}, Shape{1024, 24, 0}, Shape{4096, 8, 0}, Shape{4097, 8, 3}}) {
     for (const ImplInfo& impl : FastImpls()) {
       const Case c = FamilyCase("standard_normal", impl.norm, impl.x_dtype, s.d, s.rows);
       if (s.offset == 0) {  // the rows start on lines: the aligned paths can stream

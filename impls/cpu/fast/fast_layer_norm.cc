@@ -380,8 +380,11 @@ void LayerNormForwardRowsOf(const ForwardArgs& a, WorkQueue& queue, float* scrat
   const T* beta_t = static_cast<const T*>(a.beta);
   const float* gamma = ParamsAsF32(df, gamma_t, d, scratch);
   const float* beta = ParamsAsF32(df, beta_t, d, scratch + PaddedLength(d));
-  const bool stream = UseStreamingStores(2 * a.rows * d * static_cast<std::int64_t>(sizeof(T)),
-                                         d * static_cast<std::int64_t>(sizeof(T)));
+  // Rows written one at a time stream past the cache, short ones excepted
+  // (StoresShortRowsInPlace); paired bf16 rows follow their own rule below.
+  const std::int64_t row_bytes = d * static_cast<std::int64_t>(sizeof(T));
+  const bool stream =
+      UseStreamingStores(2 * a.rows * row_bytes, row_bytes) && !StoresShortRowsInPlace(row_bytes);
   // Only the bf16 write reads it (GivesNoNaN); for the other types the two
   // passes over gamma and beta cost about 2 % of a cache-resident fp32 call at
   // d = 4096, per thread.

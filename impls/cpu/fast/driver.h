@@ -170,7 +170,7 @@ inline bool UseStreamingStores(std::int64_t footprint_bytes, std::int64_t row_by
 // forward reads such a row three times from L1 and then writes it in a
 // burst a few dozen lines long. Streamed, those bursts measured slower than
 // ordinary stores, which the cache writes back as their lines are evicted
-// (the guest had no hardware counters to say why). Measured on 2-vCPU AMD
+// (no hardware counters were at hand to say why). Measured on 2-vCPU AMD
 // Zen 5 guests (48 KiB L1d, 1 MiB L2; bench/README.md):
 //   * the native AVX512_BF16 forward, which also prefetches y for writing
 //     there (Avx512Bf16PrefetchesOutputs): bf16 at d = 768, 64 MiB,
@@ -179,8 +179,8 @@ inline bool UseStreamingStores(std::int64_t footprint_bytes, std::int64_t row_by
 //     the kernel streaming and not, alternated call by call in one loop,
 //     took 0.77-0.87 of the streamed time not streaming at 256 and 512 MiB
 //     and 0.80-0.92 and 0.98-1.05 in two runs at 1024 MiB (two threads;
-//     0.83-0.87 on one); at d = 4096 (16 KiB rows) not streaming cost 3-7 %
-//     at 1024 MiB, so long rows still stream.
+//     0.83-0.87 on one); at d = 4096 (16 KiB rows) 1.03-1.07 and
+//     0.91-1.05 at 1024 MiB, no gain, so long rows still stream.
 inline bool StoresShortRowsInPlace(std::int64_t row_bytes);
 
 // Writes whose stores are spread between other loads and stores, so that

@@ -164,25 +164,6 @@ inline bool UseStreamingStores(std::int64_t footprint_bytes, std::int64_t row_by
   return footprint_bytes > StreamingFootprintBytes() && row_bytes >= kMinStreamedRowBytes;
 }
 
-// Rows short enough that the LayerNorm forwards store them the ordinary way
-// at every size, where UseStreamingStores would stream them: rows of which
-// four fit in half a core's L1d (6 KiB with 48 KiB, 4 KiB with 32 KiB). A
-// forward reads such a row three times from L1 and then writes it in a
-// burst a few dozen lines long. Streamed, those bursts measured slower than
-// ordinary stores, which the cache writes back as their lines are evicted
-// (no hardware counters were at hand to say why). Measured on 2-vCPU AMD
-// Zen 5 guests (48 KiB L1d, 1 MiB L2; bench/README.md):
-//   * the native AVX512_BF16 forward, which also prefetches y for writing
-//     there (Avx512Bf16PrefetchesOutputs): bf16 at d = 768, 64 MiB,
-//     fast/oneDNN 0.90-0.96 streamed, 1.02-1.13 not;
-//   * the Highway fp32 forward, one row at a time: at d = 768 (3 KiB rows)
-//     the kernel streaming and not, alternated call by call in one loop,
-//     took 0.77-0.87 of the streamed time not streaming at 256 and 512 MiB
-//     and 0.80-0.92 and 0.98-1.05 in two runs at 1024 MiB (two threads;
-//     0.83-0.87 on one); at d = 4096 (16 KiB rows) 1.03-1.07 and
-//     0.91-1.05 at 1024 MiB, no gain, so long rows still stream.
-inline bool StoresShortRowsInPlace(std::int64_t row_bytes);
-
 // Writes whose stores are spread between other loads and stores, so that
 // their non-temporal stores never come in a burst, gain from streaming from
 // half that footprint:
@@ -208,6 +189,23 @@ inline bool UseStreamingStoresForSpreadWrites(std::int64_t footprint_bytes,
 std::int64_t CoreL1dBytes();
 std::int64_t CoreL2Bytes();
 
+// Rows short enough that the LayerNorm forwards store them the ordinary way
+// at every size, where UseStreamingStores would stream them: rows of which
+// four fit in half a core's L1d (6 KiB with 48 KiB, 4 KiB with 32 KiB). A
+// forward reads such a row three times from L1 and then writes it in a
+// burst a few dozen lines long. Streamed, those bursts measured slower than
+// ordinary stores, which the cache writes back as their lines are evicted
+// (no hardware counters were at hand to say why). Measured on 2-vCPU AMD
+// Zen 5 guests (48 KiB L1d, 1 MiB L2; bench/README.md):
+//   * the native AVX512_BF16 forward, which also prefetches y for writing
+//     there (Avx512Bf16PrefetchesOutputs): bf16 at d = 768, 64 MiB,
+//     fast/oneDNN 0.90-0.96 streamed, 1.02-1.13 not;
+//   * the Highway fp32 forward, one row at a time: at d = 768 (3 KiB rows)
+//     the kernel streaming and not, alternated call by call in one loop,
+//     took 0.77-0.87 of the streamed time not streaming at 256 and 512 MiB
+//     and 0.80-0.92 and 0.98-1.05 in two runs at 1024 MiB (two threads;
+//     0.83-0.87 on one); at d = 4096 (16 KiB rows) 1.03-1.07 and
+//     0.91-1.05 at 1024 MiB, no gain, so long rows still stream.
 inline bool StoresShortRowsInPlace(std::int64_t row_bytes) {
   return 4 * row_bytes <= CoreL1dBytes() / 2;
 }

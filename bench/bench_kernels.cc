@@ -28,7 +28,7 @@
 // implementation's, both measured in the same benchmark loop, one call of
 // each per iteration, so a noisy machine slows both alike (> 1: faster than
 // oneDNN; past the last-level cache the two read separate copies of the
-// inputs), and onednn_GB/s = oneDNN's rate in that loop. After the run a
+// inputs, exchanged call by call), and onednn_GB/s = oneDNN's rate in that loop. After the run a
 // table prints the median of each over the repetitions
 // (--benchmark_repetitions).
 //
@@ -36,7 +36,7 @@
 // with 1 and 2 threads (the goal cases: 2; --benchmark_filter picks), at
 // working sets (bytes one call reads + writes) doubling
 // from 1 MiB up to at least twice the last-level cache sysconf reports,
-// capped at a quarter of the available memory. A VM guest may reach less
+// capped at a tenth of the available memory. A VM guest may reach less
 // cache than it reports, so the regimes are told by the curve: after the run
 // it prints GB/s per size for memcpy and each kernel, then the table at the
 // smallest size (cache-resident) and at the largest (memory-bound, if
@@ -389,33 +389,66 @@ void Run(Runner& r, bool forward) {
   }
 }
 
+// Seconds of one call, on cfg's thread count.
+double TimedRun(Runner& r, const Config& cfg) {
+  SetThreads(cfg.threads);
+  const auto t0 = std::chrono::steady_clock::now();
+  Run(r, cfg.forward);
+  return Seconds(t0, std::chrono::steady_clock::now());
+}
+
+// The runners of one benchmark loop: the measured implementation's and
+// oneDNN's beside it (none where oneDNN is the one measured). Past the
+// last-level cache the two sides read separate copies of the inputs
+// (ReferenceInputsFor), and where a copy's buffers lie made the same kernel
+// on both sides 0.93-1.06 of itself with the copies one way round and
+// 0.99-1.12 the other (bf16 at d = 768, 1024 MiB, bench/README.md). So
+// there each side has a runner on each copy, and the iterations alternate
+// them (BM_Kernel): in set s the implementation reads copy s and oneDNN the
+// other, and both sides average the same two copies. A memcpy reads its own
+// buffers and keeps one runner.
+struct LoopRunners {
+  std::unique_ptr<Runner> impl[2], onednn[2];
+  int sets = 1;
+  Runner& ImplAt(int s) const { return impl[s] ? *impl[s] : *impl[0]; }
+};
+
+LoopRunners MakeLoopRunners(Impl impl, const Inputs& in, std::int64_t ws) {
+  LoopRunners r;
+  r.impl[0] = MakeRunner(impl, in);
+  if (!r.impl[0] || impl == Impl::kOneDnn) return r;
+  const Inputs& copy = ReferenceInputsFor(in, ws);
+  r.onednn[0] = MakeOneDnnRunner(copy);
+  if (&copy == &in || !r.onednn[0]) return r;
+  r.sets = 2;
+  if (impl != Impl::kMemcpy && impl != Impl::kMemcpyNt) r.impl[1] = MakeRunner(impl, copy);
+  r.onednn[1] = MakeOneDnnRunner(in);
+  return r;
+}
+
 void BM_Kernel(benchmark::State& state, Config cfg, Impl impl) {
   SetThreads(cfg.threads);
   const Inputs& in = InputsFor(cfg.d, cfg.dtype, cfg.Elements(), cfg.threads);
-  std::unique_ptr<Runner> runner = MakeRunner(impl, in);
-  if (!runner) {
+  const LoopRunners runners = MakeLoopRunners(impl, in, cfg.ws);
+  if (!runners.impl[0]) {
     state.SkipWithError((impl == Impl::kOneDnn ? OneDnnStatus() : TorchStatus()).c_str());
     return;
   }
-  // oneDNN, run once per iteration beside the measured implementation.
-  std::unique_ptr<Runner> reference =
-      impl != Impl::kOneDnn ? MakeOneDnnRunner(ReferenceInputsFor(in, cfg.ws)) : nullptr;
+  // oneDNN, run once per iteration beside the measured implementation. In
+  // set 1 it goes first, so that two calls in a row never read the same
+  // copy of the inputs (the second would find part of it in the cache), and
+  // each side goes first in half the iterations.
+  const bool reference = runners.onednn[0] != nullptr;
   double seconds = 0, reference_seconds = 0;
   std::int64_t calls = 0;
   for (auto _ : state) {
-    SetThreads(cfg.threads);
-    const auto t0 = std::chrono::steady_clock::now();
-    Run(*runner, cfg.forward);
-    const auto t1 = std::chrono::steady_clock::now();
-    state.SetIterationTime(Seconds(t0, t1));
-    seconds += Seconds(t0, t1);
+    const int set = static_cast<int>(calls % runners.sets);
+    if (set == 1) reference_seconds += TimedRun(*runners.onednn[1], cfg);
+    const double t = TimedRun(runners.ImplAt(set), cfg);
+    state.SetIterationTime(t);
+    seconds += t;
     ++calls;
-    if (reference) {
-      SetThreads(cfg.threads);
-      const auto t2 = std::chrono::steady_clock::now();
-      Run(*reference, cfg.forward);
-      reference_seconds += Seconds(t2, std::chrono::steady_clock::now());
-    }
+    if (set == 0 && reference) reference_seconds += TimedRun(*runners.onednn[0], cfg);
   }
   const double bytes = Bytes(in.p, cfg.forward);
   state.SetBytesProcessed(static_cast<std::int64_t>(bytes * static_cast<double>(calls)));
@@ -656,11 +689,12 @@ std::int64_t AvailableMemoryBytes() {
 }
 
 // 1 MiB, 2 MiB, ... up to the first size >= 2 x the reported LLC, none above
-// a quarter of the available memory (a call's buffers, its reference's, the
-// reference's copy of the inputs and memcpy's take a few times the working
-// set).
+// a tenth of the available memory: past the LLC a loop holds the inputs and
+// their copy and two runners a side (LoopRunners), each about a working set
+// (6.5 GB at 1024 MiB, bf16 at d = 768), and the tenth leaves room for the
+// rest of the process.
 std::vector<std::int64_t> SweepSizes() {
-  const std::int64_t cap = AvailableMemoryBytes() / 4;
+  const std::int64_t cap = AvailableMemoryBytes() / 10;
   const std::int64_t goal = 2 * ReportedLlcBytes();
   std::vector<std::int64_t> sizes;
   for (std::int64_t ws = kMiB; ws <= cap; ws *= 2) {

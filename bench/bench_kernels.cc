@@ -28,9 +28,9 @@
 // implementation's, both measured in the same benchmark loop, one call of
 // each per iteration, so a noisy machine slows both alike (> 1: faster than
 // oneDNN; past the last-level cache the two read separate copies of the
-// inputs, exchanged call by call), and onednn_GB/s = oneDNN's rate in that loop. After the run a
-// table prints the median of each over the repetitions
-// (--benchmark_repetitions).
+// inputs, exchanged call by call), and onednn_GB/s = oneDNN's rate in that
+// loop. After the run a table prints the median of each over the
+// repetitions (--benchmark_repetitions).
 //
 // Working-set sweep (--lnv_sweep): the same benchmarks at d = 768 and 4096
 // with 1 and 2 threads (the goal cases: 2; --benchmark_filter picks), at

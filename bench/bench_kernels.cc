@@ -431,7 +431,7 @@ void BM_Kernel(benchmark::State& state, Config cfg, Impl impl) {
   const Inputs& in = InputsFor(cfg.d, cfg.dtype, cfg.Elements(), cfg.threads);
   const LoopRunners runners = MakeLoopRunners(impl, in, cfg.ws);
   if (!runners.impl[0]) {
-    state.SkipWithError((impl == Impl::kOneDnn ? OneDnnStatus() : TorchStatus()).c_str());
+    state.SkipWithError((impl == Impl::kOneDnn ? OneDnnSkipReason(in) : TorchStatus()).c_str());
     return;
   }
   // oneDNN, run once per iteration beside the measured implementation. In

@@ -46,13 +46,18 @@ class Runner {
   virtual void Backward() = 0;
 };
 
-// nullptr when the library was not found at configure time.
+// nullptr when the library was not found at configure time; oneDNN's also
+// when the library has no layer normalization for the problem on this CPU
+// (oneDNN 2.6's bf16 one needs AVX-512).
 std::unique_ptr<Runner> MakeOneDnnRunner(const Inputs& in);
 std::unique_ptr<Runner> MakeTorchRunner(const Inputs& in);
 
 // One line: the library's version, or why it was skipped.
 std::string OneDnnStatus();
 std::string TorchStatus();
+
+// One line: why MakeOneDnnRunner(in) gave nullptr.
+std::string OneDnnSkipReason(const Inputs& in);
 
 }  // namespace lnv::bench
 

@@ -84,7 +84,21 @@ class OneDnnRunner : public Runner {
 }  // namespace
 
 std::unique_ptr<Runner> MakeOneDnnRunner(const Inputs& in) {
-  return std::make_unique<OneDnnRunner>(in);
+  try {
+    return std::make_unique<OneDnnRunner>(in);
+  } catch (const dnnl::error&) {  // no primitive for this problem on this CPU
+    return nullptr;
+  }
+}
+
+std::string OneDnnSkipReason(const Inputs& in) {
+  try {
+    OneDnnRunner runner(in);
+  } catch (const dnnl::error& e) {
+    return OneDnnStatus() + " has no " + std::string(DTypeName(in.p.dtype)) +
+           " layer normalization on this CPU (" + e.what() + ")";
+  }
+  return OneDnnStatus();
 }
 
 std::string OneDnnStatus() {

@@ -7,6 +7,7 @@ namespace lnv::bench {
 #ifndef LNV_BENCH_HAVE_ONEDNN
 std::unique_ptr<Runner> MakeOneDnnRunner(const Inputs&) { return nullptr; }
 std::string OneDnnStatus() { return "oneDNN skipped: libdnnl-dev was not found at configure time"; }
+std::string OneDnnSkipReason(const Inputs&) { return OneDnnStatus(); }
 #endif
 
 #ifndef LNV_BENCH_HAVE_TORCH

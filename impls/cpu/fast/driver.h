@@ -241,6 +241,19 @@ inline bool PrefetchNextRows(std::int64_t footprint_bytes) {
   return footprint_bytes > CoreL2Bytes();
 }
 
+// The LayerNorm forward's rows taken one at a time (LayerNormForwardRow)
+// prefetch the next row into L2 only when the call's rows outgrow the
+// last-level cache (StreamingFootprintBytes), where that row comes from
+// memory. In the cache the hardware's prefetchers bring it in time, and
+// the software prefetch's address arithmetic costs issue slots a vector:
+// on a 2-vCPU AMD Zen 3 guest (AVX2 only, 512 KiB L2, 32 MiB L3), fp32 at
+// d = 768, fast/oneDNN went from 0.60-0.76 to 0.77-0.92 without it at
+// 128 KiB and 1 MiB, one and two threads (bench/README.md). Past the cache
+// it paid on a Zen 5 guest (LayerNormStats: 11 % at d = 4096, 1024 MiB).
+inline bool ForwardPrefetchesNextRow(std::int64_t footprint_bytes) {
+  return footprint_bytes > StreamingFootprintBytes();
+}
+
 // The line of p, to be written: PREFETCHW on x86 (every CPU the fast
 // kernels run on has it but the oldest AVX2 ones, which execute it as a
 // no-op; inline assembly, as no kernel's target attributes name it).

@@ -536,12 +536,13 @@ void LayerNormForwardRowsOf(const ForwardArgs& a, WorkQueue& queue, float* scrat
       return;  // nothing streamed (`stream` is false here)
     }
   }
+  const bool prefetch = ForwardPrefetchesNextRow(2 * a.rows * row_bytes);
   while (queue.Next(&item)) {
     for (std::int64_t r = item.row_begin; r < item.row_end; ++r) {
       // The next row of the call, even past this item: a thread takes the
       // pieces of its own contiguous share first (WorkQueue), so its next
       // item most often starts there.
-      const T* next = r + 1 < a.rows ? x + (r + 1) * d : nullptr;
+      const T* next = prefetch && r + 1 < a.rows ? x + (r + 1) * d : nullptr;
       LayerNormForwardRow<T, kGamma, kBeta>(a, r, gamma, beta, stream, finite_params, next);
     }
   }

@@ -219,6 +219,10 @@ HWY_INLINE void StoreRanges(DF df, T* const* out, std::int64_t begin, std::int64
                             const At& at) {
   const std::int64_t lanes = static_cast<std::int64_t>(hn::Lanes(df));
   std::int64_t i = begin;
+  // Unrolled: with AVX2's 8-lane vectors the loop's own count and branch
+  // were a fifth of a short fp32 row's write (with ForwardPrefetchesNextRow
+  // and TreeSums' two blocks below, bench/README.md).
+#pragma GCC unroll 4
   for (; i + lanes <= end; i += lanes) {
     const RowVecs<kN> r = at(i, lanes);
 #pragma GCC unroll 4
@@ -672,8 +676,20 @@ HWY_INLINE void TreeSums(DF df, std::int64_t d, const Term& term, float* out) {
   const std::int64_t block =
       kStepsPerBlock * kAccumulators * static_cast<std::int64_t>(hn::Lanes(df));
   const std::int64_t blocks = (d + block - 1) / block;
-  const Columns<K> total =
-      blocks == 1 ? BlockSums<K>(df, 0, d, term) : MergeBlocks<K>(df, d, blocks, term);
+  // Two blocks (d = 513 to 1024 with AVX2, 1025 to 2048 with AVX-512)
+  // inline: MergeBlocks of two blocks is block 0's columns plus block 1's,
+  // and out of line its pending sums went through memory; inline, the fp32
+  // forward at d = 768 on an AVX2 Zen 3 guest took 0.79-0.91 of the time
+  // (bench/README.md).
+  Columns<K> total;
+  if (blocks == 1) {
+    total = BlockSums<K>(df, 0, d, term);
+  } else if (blocks == 2) {
+    total = BlockSums<K>(df, 0, block, term);
+    AddColumns(total, BlockSums<K>(df, block, d, term));
+  } else {
+    total = MergeBlocks<K>(df, d, blocks, term);
+  }
   for (std::size_t s = 0; s < K; ++s) {
     VF a[kAccumulators];
 #pragma GCC unroll 8

@@ -229,29 +229,27 @@ inline bool PrefetchOutputsForWriting(std::int64_t footprint_bytes, bool streami
 }
 
 // The next rows' inputs are worth prefetching into L2, while these rows
-// are worked on, when the call's rows outgrow a core's L2. Where they fit,
-// the next rows are there already and the prefetches only cost issue
-// slots: the bf16 LayerNorm backward without them, against the Highway
-// kernel with them in the same process (bench/README.md, an AMD Zen 5
-// guest, one and two threads), gained 4-9 % at 1 MiB and lost 18-29 % at
-// 64 MiB. Only the LayerNorm backward follows this rule; the native bf16
-// forward without its in-cache prefetches measured mixed (d = 768 lost,
-// d = 4096 gained).
-inline bool PrefetchNextRows(std::int64_t footprint_bytes) {
-  return footprint_bytes > CoreL2Bytes();
-}
-
-// The LayerNorm forward's rows taken one at a time (LayerNormForwardRow)
-// prefetch the next row into L2 only when the call's rows outgrow the
-// last-level cache (StreamingFootprintBytes), where that row comes from
-// memory. In the cache the hardware's prefetchers bring it in time, and
-// the software prefetch's address arithmetic costs issue slots a vector:
-// on a 2-vCPU AMD Zen 3 guest (AVX2 only, 512 KiB L2, 32 MiB L3), fp32 at
-// d = 768, fast/oneDNN went from 0.60-0.76 to 0.77-0.92 without it at
-// 128 KiB and 1 MiB, one and two threads (bench/README.md). Past the cache
-// it paid on a Zen 5 guest (LayerNormStats: 11 % at d = 4096, 1024 MiB).
-inline bool ForwardPrefetchesNextRow(std::int64_t footprint_bytes) {
-  return footprint_bytes > StreamingFootprintBytes();
+// are worked on, when a thread's share of the call's rows (`threads` of
+// them) outgrows its core's L2. Where it fits, the next rows are there
+// already and the prefetches only cost issue slots (their address
+// arithmetic a vector), and from the L3 the hardware's prefetchers bring
+// them in time. (The L3 a core reaches is not what the C library reports
+// on some guests, so the rule does not use it.) Measured with bench_kernels
+// (bench/README.md):
+//   * an AMD Zen 5 guest (1 MiB L2), the bf16 LayerNorm backward without
+//     them, against the Highway kernel with them in the same process, one
+//     and two threads: 4-9 % faster at 1 MiB, 18-29 % slower at 64 MiB;
+//   * an AMD Zen 3 guest (AVX2 only, 512 KiB L2), two threads at 1 MiB,
+//     fp32 at d = 768, fast/oneDNN: the backward 0.96 with them and 1.10
+//     without, the one-row forward 0.66 and 1.12 (with two more changes,
+//     TreeSums' two blocks and StoreRanges' unrolling);
+//   * past the cache they paid in the fp32 forward (a Zen 5 guest,
+//     LayerNormStats: 11 % at d = 4096, 1024 MiB).
+// Used by the LayerNorm backward and the forward's rows taken one at a
+// time; the native bf16 forward without its in-cache prefetches measured
+// mixed (d = 768 lost, d = 4096 gained).
+inline bool PrefetchNextRows(std::int64_t footprint_bytes, int threads) {
+  return footprint_bytes > threads * CoreL2Bytes();
 }
 
 // The line of p, to be written: PREFETCHW on x86 (every CPU the fast

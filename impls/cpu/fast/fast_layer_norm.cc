@@ -536,7 +536,7 @@ void LayerNormForwardRowsOf(const ForwardArgs& a, WorkQueue& queue, float* scrat
       return;  // nothing streamed (`stream` is false here)
     }
   }
-  const bool prefetch = ForwardPrefetchesNextRow(2 * a.rows * row_bytes);
+  const bool prefetch = PrefetchNextRows(2 * a.rows * row_bytes, queue.shares());
   while (queue.Next(&item)) {
     for (std::int64_t r = item.row_begin; r < item.row_end; ++r) {
       // The next row of the call, even past this item: a thread takes the
@@ -993,7 +993,7 @@ void LayerNormBackwardRowsOf(const BackwardArgs& a, WorkQueue& queue, const Part
   DxStores stores;
   stores.stream = UseStreamingStoresForSpreadWrites(footprint, row_bytes);
   stores.prefetch = PrefetchOutputsForWriting(footprint, stores.stream);
-  stores.next_inputs = PrefetchNextRows(footprint);
+  stores.next_inputs = PrefetchNextRows(footprint, queue.shares());
   WorkItem item;
   while (queue.Next(&item)) {
     for (std::int64_t b = item.block_begin; b < item.block_end;) {

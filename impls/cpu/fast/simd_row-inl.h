@@ -219,9 +219,11 @@ HWY_INLINE void StoreRanges(DF df, T* const* out, std::int64_t begin, std::int64
                             const At& at) {
   const std::int64_t lanes = static_cast<std::int64_t>(hn::Lanes(df));
   std::int64_t i = begin;
-  // Unrolled: with AVX2's 8-lane vectors the loop's own count and branch
-  // were a fifth of a short fp32 row's write (with ForwardPrefetchesNextRow
-  // and TreeSums' two blocks below, bench/README.md).
+  // Unrolled: with AVX2's 8-lane vectors the loop's count and branch come
+  // once a vector. On an AVX2 Zen 3 guest the fp32 forward at d = 768 went
+  // from 0.88, 1.27, 0.77 and 0.86x oneDNN to 1.03, 1.01, 0.85 and 0.95x
+  // (128 KiB and 1 MiB, one and two threads, one process each;
+  // bench/README.md).
 #pragma GCC unroll 4
   for (; i + lanes <= end; i += lanes) {
     const RowVecs<kN> r = at(i, lanes);
@@ -679,8 +681,8 @@ HWY_INLINE void TreeSums(DF df, std::int64_t d, const Term& term, float* out) {
   // Two blocks (d = 513 to 1024 with AVX2, 1025 to 2048 with AVX-512)
   // inline: MergeBlocks of two blocks is block 0's columns plus block 1's,
   // and out of line its pending sums went through memory; inline, the fp32
-  // forward at d = 768 on an AVX2 Zen 3 guest took 0.79-0.91 of the time
-  // (bench/README.md).
+  // forward at d = 768 on an AVX2 Zen 3 guest took 0.72-0.85 of the time
+  // (its ratios to oneDNN in alternated runs; bench/README.md).
   Columns<K> total;
   if (blocks == 1) {
     total = BlockSums<K>(df, 0, d, term);

@@ -241,7 +241,7 @@ inline bool PrefetchOutputsForWriting(std::int64_t footprint_bytes, bool streami
 //     and two threads: 4-9 % faster at 1 MiB, 18-29 % slower at 64 MiB;
 //   * an AMD Zen 3 guest (AVX2 only, 512 KiB L2), two threads at 1 MiB,
 //     fp32 at d = 768, fast/oneDNN: the backward 0.96 with them and 1.10
-//     without, the one-row forward 0.66 and 1.12 (with two more changes,
+//     without, the one-row forward 0.67 and 1.12 (with two more changes,
 //     TreeSums' two blocks and StoreRanges' unrolling);
 //   * past the cache they paid in the fp32 forward (a Zen 5 guest,
 //     LayerNormStats: 11 % at d = 4096, 1024 MiB).

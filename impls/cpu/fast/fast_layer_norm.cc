@@ -753,7 +753,8 @@ HWY_NOINLINE void LayerNormBackwardWrite(const BackwardRow<T, kGamma>* rows_in,
   // The next rows' dx follows these rows' (every caller passes rows r to
   // r + kN - 1 and the next ones from r + kN).
   T* const next_dx = stores.prefetch ? dx[kN - 1] + d : nullptr;
-  // No prefetches where the call's rows fit in a core's L2 (then so does dx).
+  // No prefetches where a thread's share of the call's rows fits in its
+  // core's L2 (then so does its dx; driver.h, PrefetchNextRows).
   next_rows = stores.next_inputs ? next_rows : 0;
   const auto dx_at = [=](std::int64_t i, std::int64_t m) LNV_INLINE_LAMBDA {
     if (next_rows > 0 && i % kPerLine == 0) {

@@ -132,18 +132,26 @@ class Run(unittest.TestCase):
             self.assertEqual(done.returncode, 0, done.stdout + done.stderr)
             lines = [l for l in done.stdout.splitlines() if l.startswith("process ")]
             self.assertEqual(len(lines), 2, done.stdout)
-            checked = 0
+            checked = {"f32": 0, "bf16": 0}
             for rnd, line in enumerate(lines, start=1):
                 _, runs = bench_json.load(os.path.join(tmp, f"{rnd}-1.json"))
                 for (problem, impl), rs in runs.items():
                     if impl != "fast":
                         continue
-                    med = statistics.median(r["vs_onednn"] for r in rs)
-                    text = f"{bench_json.problem_name(problem)}/fast {med:.2f} "
-                    self.assertIn(text, line)
                     self.assertEqual(len(rs), 3)
-                    checked += 1
-            self.assertEqual(checked, 8)  # fwd and bwd, f32 and bf16, two processes
+                    name = f"{bench_json.problem_name(problem)}/fast "
+                    if not any("vs_onednn" in r for r in rs):
+                        # oneDNN has no such primitive on this CPU (bf16
+                        # without AVX-512): no ratio, so not on the line.
+                        self.assertNotIn(name, line)
+                        continue
+                    med = statistics.median(r["vs_onednn"] for r in rs)
+                    self.assertIn(f"{name}{med:.2f} ", line)
+                    checked[problem[2]] += 1
+            # fwd and bwd in two processes: fp32 always; bf16 where oneDNN
+            # has it (with AVX-512), in both processes or in neither.
+            self.assertEqual(checked["f32"], 4)
+            self.assertIn(checked["bf16"], (0, 4))
             self.assertRegex(done.stdout, re.compile(r"^fwd/f32/d:64/threads:1/fast +1 +2 ", re.M))
 
     def test_an_empty_selection_fails(self):
